@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, from a clean checkout with ../shared beside it:
+#   1. dependencies (Debian packages; npm packages for the test references),
+#   2. a Release build and every test, differential tests against llama.cpp included,
+#   3. an ASan/UBSan build and the unit tests under it,
+#   4. libFuzzer targets, each run briefly over its seed corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/install-deps.sh
+scripts/install-test-references.sh
+
+echo "== release build and all tests"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
+
+echo "== sanitizers (ASan + UBSan) over the unit tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSINTER_SANITIZE=ON \
+  -DSINTER_BENCHMARKS=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit -LE slow --timeout 900
+
+echo "== fuzz targets (libFuzzer, clang)"
+scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-20}"
+echo "== all tests passed"

@@ -1,0 +1,70 @@
+#include "core/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/atomic_file.h"
+
+namespace sinter {
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return make_error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, "cannot open ", path,
+                      ": ", std::strerror(err));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return make_error(ErrorCode::kIo, "cannot stat ", path, ": ", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::kInvalidArgument, path, " is not a regular file");
+  }
+  auto file = std::shared_ptr<MappedFile>(new MappedFile());
+  file->path_ = path;
+  file->size_ = static_cast<size_t>(st.st_size);
+  if (file->size_ > 0) {
+    void* addr = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return make_error(ErrorCode::kIo, "cannot map ", path, ": ", std::strerror(err));
+    }
+    file->data_ = static_cast<const uint8_t*>(addr);
+    file->mapped_ = true;
+  }
+  ::close(fd);  // the mapping keeps the file alive
+  return file;
+}
+
+std::shared_ptr<MappedFile> MappedFile::from_bytes(std::span<const uint8_t> bytes, std::string name) {
+  auto file = std::shared_ptr<MappedFile>(new MappedFile());
+  file->path_ = std::move(name);
+  file->size_ = bytes.size();
+  // Exactly the requested size, so that ASan catches any read past the end.
+  file->owned_ = std::make_unique<uint8_t[]>(bytes.size() == 0 ? 1 : bytes.size());
+  if (!bytes.empty()) std::memcpy(file->owned_.get(), bytes.data(), bytes.size());
+  file->data_ = file->owned_.get();
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
+  SINTER_ASSIGN(AtomicFile out, AtomicFile::create(path));
+  SINTER_TRY(out.write(bytes.data(), bytes.size()));
+  return out.commit();
+}
+
+}  // namespace sinter

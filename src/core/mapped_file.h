@@ -1,0 +1,41 @@
+// A read-only memory-mapped file: the zero-copy ground under the GGUF reader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "sinter/result.h"
+
+namespace sinter {
+
+class MappedFile {
+ public:
+  static Result<std::shared_ptr<MappedFile>> open(const std::string& path);
+  // Wraps bytes already in memory (tests, fuzzing); the file then owns a copy.
+  static std::shared_ptr<MappedFile> from_bytes(std::span<const uint8_t> bytes, std::string name);
+
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  std::unique_ptr<uint8_t[]> owned_;
+  std::string path_;
+};
+
+// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync, rename.
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes);
+
+}  // namespace sinter

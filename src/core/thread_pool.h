@@ -1,0 +1,74 @@
+// A persistent thread pool for compute: workers live as long as the pool, a parallel region
+// costs no thread creation, and threads inside a region meet at a spinning barrier (no system
+// call between ops).
+//
+//   pool.run([&](const ThreadContext& ctx) {
+//     for (op : ops) { do_share(op, ctx.index, ctx.count); ctx.barrier(); }
+//   });
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace sinter {
+
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int count) : count_(count) {}
+  void arrive_and_wait();
+
+ private:
+  const int count_;
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<uint32_t> generation_{0};
+};
+
+struct ThreadContext {
+  int index = 0;  // 0 is the calling thread
+  int count = 1;
+  SpinBarrier* shared_barrier = nullptr;
+  void barrier() const {
+    if (count > 1) shared_barrier->arrive_and_wait();
+  }
+  // The half-open share [begin, end) of `total` items that this thread owns.
+  int64_t share_begin(int64_t total) const { return total * index / count; }
+  int64_t share_end(int64_t total) const { return total * (index + 1) / count; }
+};
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int thread_count);  // including the calling thread
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return thread_count_; }
+
+  // Runs fn(ctx) on every thread of the pool, the caller included, and returns when all are
+  // done. Not reentrant: one region at a time per pool.
+  template <class Fn>
+  void run(Fn&& fn) {
+    run_erased(&fn, [](void* callable, const ThreadContext& ctx) { (*static_cast<Fn*>(callable))(ctx); });
+  }
+
+ private:
+  using Trampoline = void (*)(void*, const ThreadContext&);
+  void run_erased(void* callable, Trampoline trampoline);
+  void worker_loop(int index);
+
+  const int thread_count_;
+  SpinBarrier barrier_;
+  std::vector<std::thread> workers_;
+  void* callable_ = nullptr;
+  Trampoline trampoline_ = nullptr;
+  alignas(64) std::atomic<uint32_t> generation_{0};  // bumped to start a region
+  alignas(64) std::atomic<int> finished_{0};
+  std::atomic<int> sleeping_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+int default_thread_count();
+
+}  // namespace sinter

@@ -1,0 +1,74 @@
+// A GGUF model file (or a split model read as one), parsed and checked, with tensor payloads
+// left in the memory-mapped file.
+//
+// Every length, count, offset and tensor extent is checked against the file before use; a
+// malformed file is an Error naming what is wrong and the byte offset where it was found.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/mapped_file.h"
+#include "gguf/metadata.h"
+#include "sinter/result.h"
+#include "tensor/dtype.h"
+
+namespace sinter {
+
+constexpr uint32_t kGgufDefaultAlignment = 32;
+constexpr int kGgufMaxDims = 4;
+constexpr int kGgufMaxArrayDepth = 8;
+
+struct GgufTensorInfo {
+  std::string name;
+  DType type = DType::F32;
+  std::vector<int64_t> shape;  // ne: shape[0] is the row length (innermost), as ggml counts
+  uint64_t offset = 0;         // from the start of its shard's data section
+  uint64_t file_offset = 0;    // absolute, in its shard
+  uint64_t bytes = 0;
+  uint32_t shard = 0;          // index of the file of a split model
+  const uint8_t* data = nullptr;  // zero-copy view into the mapping
+
+  int64_t element_count() const;
+  int64_t row_length() const { return shape.empty() ? 1 : shape[0]; }
+  int64_t row_count() const { return shape.empty() ? 0 : element_count() / shape[0]; }
+  std::string shape_string() const;  // "[256, 512]"
+};
+
+class GgufFile {
+ public:
+  // Opens a file; if it is the first shard of a split model (split.count > 1), opens the other
+  // shards by their conventional names (name-00002-of-00003.gguf) and reads them as one.
+  static Result<GgufFile> open(const std::string& path);
+  // Parses one shard already in memory (tests and fuzzing). Split keys are not followed.
+  static Result<GgufFile> parse(std::shared_ptr<MappedFile> file);
+
+  uint32_t version() const { return version_; }
+  uint32_t alignment() const { return alignment_; }
+  const Metadata& metadata() const { return metadata_; }
+  const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+  const GgufTensorInfo* find_tensor(std::string_view name) const;
+  size_t shard_count() const { return shards_.size(); }
+  const std::string& path() const { return shards_.front()->path(); }
+  uint64_t file_bytes() const;  // all shards
+
+ private:
+  Status add_shard(std::shared_ptr<MappedFile> file, uint32_t shard_index);
+
+  uint32_t version_ = 0;
+  uint32_t alignment_ = kGgufDefaultAlignment;
+  Metadata metadata_;
+  std::vector<GgufTensorInfo> tensors_;
+  std::unordered_map<std::string, size_t> tensor_index_;
+  std::vector<std::shared_ptr<MappedFile>> shards_;
+};
+
+// Name of shard `index` (0-based) of `count` for a split model whose first shard is `path`,
+// e.g. model-00001-of-00003.gguf -> model-00002-of-00003.gguf. Empty if `path` is not so named.
+std::string gguf_shard_path(const std::string& first_shard_path, uint32_t index, uint32_t count);
+
+}  // namespace sinter
