@@ -1,0 +1,91 @@
+#include "support/process.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_paths.h"
+
+namespace sinter::testing {
+
+std::string shell_quote(const std::string& argument) {
+  std::string out = "'";
+  for (char c : argument) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  char err_path[] = "/tmp/sinter-test-stderr-XXXXXX";
+  const int err_fd = mkstemp(err_path);
+  if (err_fd < 0) return result;
+  ::close(err_fd);
+  const std::string full = command + " 2>" + err_path;
+  FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[65536];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err_file(err_path, std::ios::binary);
+  std::ostringstream err;
+  err << err_file.rdbuf();
+  result.err = err.str();
+  std::remove(err_path);
+  return result;
+}
+
+std::string join_ids(const std::vector<int>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out;
+}
+
+namespace {
+
+nlohmann::json run_oracle(const std::string& arguments) {
+  const std::string command = shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
+  const CommandResult result = run_command(command);
+  if (result.exit_status != 0) {
+    ADD_FAILURE() << "oracle failed (" << result.exit_status << "): " << command << "\n" << result.err;
+    return nlohmann::json::array();
+  }
+  try {
+    return nlohmann::json::parse(result.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "oracle printed non-JSON: " << e.what() << "\n" << result.out.substr(0, 500);
+    return nlohmann::json::array();
+  }
+}
+
+}  // namespace
+
+std::vector<int> oracle_tokenize(const std::string& model, const std::string& text) {
+  return run_oracle("tokenize " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<int>>();
+}
+
+std::vector<int> oracle_greedy(const std::string& model, int count, const std::string& text) {
+  return run_oracle("greedy " + shell_quote(model) + " " + std::to_string(count) + " " + shell_quote(text))
+      .get<std::vector<int>>();
+}
+
+std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
+                                                              const std::vector<int>& ids, int top_n) {
+  const auto json = run_oracle("probs " + shell_quote(model) + " " + join_ids(ids) + " " + std::to_string(top_n));
+  std::vector<std::vector<std::pair<int, double>>> out;
+  for (const auto& position : json) {
+    auto& row = out.emplace_back();
+    for (const auto& pair : position) row.emplace_back(pair[0].get<int>(), pair[1].get<double>());
+  }
+  return out;
+}
+
+}  // namespace sinter::testing

@@ -1,0 +1,31 @@
+// Running commands from tests: the built `sinter` tool and the llama.cpp oracle
+// (../shared/oracle/run), with their JSON outputs parsed.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace sinter::testing {
+
+struct CommandResult {
+  int exit_status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `command` through /bin/sh; stdout and stderr are captured separately.
+CommandResult run_command(const std::string& command);
+// Quotes one argument for /bin/sh.
+std::string shell_quote(const std::string& argument);
+
+// The oracle (llama.cpp through node-llama-cpp). Each fails the current test on error.
+std::vector<int> oracle_tokenize(const std::string& model, const std::string& text);
+std::vector<int> oracle_greedy(const std::string& model, int count, const std::string& text);
+// For each position, (token id, probability) pairs sorted by probability (top_n = 0: all).
+std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
+                                                              const std::vector<int>& ids, int top_n = 0);
+
+std::string join_ids(const std::vector<int>& ids);  // "1,2,3"
+
+}  // namespace sinter::testing
