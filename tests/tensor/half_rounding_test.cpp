@@ -84,7 +84,9 @@ TEST(HalfRounding, BF16IsTheTopHalf) {
   for (uint32_t bits = 0; bits < 0x10000; bits += 7) {
     const float value = from_half_bits(DType::BF16, static_cast<uint16_t>(bits));
     EXPECT_EQ(std::bit_cast<uint32_t>(value), bits << 16);
-    if (!std::isnan(value)) EXPECT_EQ(to_half_bits(DType::BF16, value), bits);
+    if (!std::isnan(value)) {
+      EXPECT_EQ(to_half_bits(DType::BF16, value), bits);
+    }
   }
 }
 
