@@ -2,7 +2,7 @@
 // valid file, for corruptions that happen to make sense), never a crash or a read past the end.
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <string_view>
 
 #include "gguf/gguf_file.h"
 #include "gguf_bytes.h"
@@ -63,10 +63,13 @@ TEST(GgufSample, ParsesWithEveryValueType) {
 
 // The byte offset in "(at byte offset N)", or -1 if the message has none of that form.
 int64_t reported_offset(const std::string& message) {
-  static const std::regex pattern(R"(\(at byte offset (\d+)\))");
-  std::smatch match;
-  if (!std::regex_search(message, match, pattern)) return -1;
-  return std::stoll(match[1].str());
+  constexpr std::string_view kMarker = "(at byte offset ";
+  const size_t at = message.rfind(kMarker);
+  if (at == std::string::npos) return -1;
+  const size_t digits = at + kMarker.size();
+  const size_t end = message.find(')', digits);
+  if (end == std::string::npos || end == digits) return -1;
+  return std::stoll(message.substr(digits, end - digits));
 }
 
 TEST(GgufTruncation, EveryPrefixUpToTheLastTensorByteIsAnError) {
