@@ -28,23 +28,6 @@ std::string quote_regex(std::string_view literal) {
   return out;
 }
 
-// Literal CR, LF and tab in a regex written as \r, \n, \t (the same regex, one spelling), so
-// that definitions compare equal however tokenizer.json wrote them.
-std::string escape_controls(std::string_view regex) {
-  std::string out;
-  for (char c : regex) {
-    if (c == '\r')
-      out += "\\r";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string type_of(const Json& node) {
   return node.is_object() ? node.value("type", std::string()) : std::string();
 }
@@ -75,7 +58,7 @@ Status append_patterns(const Json& node, std::vector<std::string>* patterns) {
       return make_error(ErrorCode::kUnsupported, "Split pre-tokenizer with behavior ", behavior,
                         invert ? " (inverted)" : "", " is not supported");
     }
-    patterns->push_back(escape_controls(regex));
+    patterns->push_back(std::move(regex));
   } else if (type == "Digits") {
     patterns->push_back(node.value("individual_digits", false) ? R"re(\p{N})re" : R"re(\p{N}+)re");
   } else if (type == "Punctuation") {
@@ -288,8 +271,16 @@ class Importer {
       SINTER_TRY(append_patterns(tokenizer_.value("pre_tokenizer", Json()), &patterns));
       SINTER_ASSIGN(const bool nfc, normalizer_is_nfc(tokenizer_.value("normalizer", Json())));
       const bool ignore_merges = model.value("ignore_merges", false);
+      // The same expressions, however tokenizer.json spells their characters.
+      auto same_patterns = [&](const PreTokenizerSpec& spec) {
+        if (spec.patterns.size() != patterns.size()) return false;
+        for (size_t i = 0; i < patterns.size(); ++i) {
+          if (canonical_regex(spec.patterns[i]) != canonical_regex(patterns[i])) return false;
+        }
+        return true;
+      };
       for (const PreTokenizerSpec& spec : pre_tokenizer_specs()) {
-        if (spec.byte_level && spec.patterns == patterns && spec.nfc == nfc &&
+        if (spec.byte_level && same_patterns(spec) && spec.nfc == nfc &&
             spec.ignore_merges == ignore_merges) {
           pre = spec.name;
           break;
@@ -297,7 +288,7 @@ class Importer {
       }
       if (pre.empty()) {
         std::string listed;
-        for (const std::string& p : patterns) listed += "\n  /" + p + "/";
+        for (const std::string& p : patterns) listed += "\n  /" + canonical_regex(p) + "/";
         return make_error(
             ErrorCode::kUnsupported, "the pre-tokenizer of tokenizer.json (", nfc ? "NFC, " : "",
             ignore_merges ? "ignore_merges, " : "", "regular expressions:", listed,

@@ -32,6 +32,10 @@ const std::vector<PreTokenizerSpec>& pre_tokenizer_specs();
 // "default, gpt-2, llama-bpe, ..." for error messages.
 std::string known_pre_tokenizer_names();
 
+// One spelling of a regular expression, for comparing definitions: literal CR, LF and tab as
+// \r, \n, \t and every non-ASCII character as \x{HEX}.
+std::string canonical_regex(std::string_view pattern);
+
 // Compiled patterns of one pre-tokenizer. Safe to use from several threads at once.
 class RegexSplitter {
  public:
