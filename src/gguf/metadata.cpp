@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace sinter {
 
@@ -44,117 +45,242 @@ size_t gguf_scalar_size(GgufType type) {
   return 0;
 }
 
-GgufValue GgufValue::of_strings(const std::vector<std::string>& values) {
-  GgufArray array{GgufType::kString, {}};
-  array.items.reserve(values.size());
-  for (const auto& v : values) array.items.push_back(of_string(v));
-  return {GgufType::kArray, std::move(array)};
-}
-
-GgufValue GgufValue::of_f32s(const std::vector<float>& values) {
-  GgufArray array{GgufType::kFloat32, {}};
-  array.items.reserve(values.size());
-  for (float v : values) array.items.push_back(of_f32(v));
-  return {GgufType::kArray, std::move(array)};
-}
-
-GgufValue GgufValue::of_i32s(const std::vector<int32_t>& values) {
-  GgufArray array{GgufType::kInt32, {}};
-  array.items.reserve(values.size());
-  for (int32_t v : values) array.items.push_back(of_i32(v));
-  return {GgufType::kArray, std::move(array)};
+size_t GgufArray::size() const {
+  if (element_type == GgufType::kString) return strings.size();
+  if (element_type == GgufType::kArray) return arrays.size();
+  const size_t width = gguf_scalar_size(element_type);
+  return width == 0 ? 0 : scalar_bytes.size() / width;
 }
 
 namespace {
+
+template <class Stored>
+Stored load(const uint8_t* bytes) {
+  Stored value;
+  std::memcpy(&value, bytes, sizeof(Stored));
+  return value;
+}
+
+}  // namespace
+
+GgufValue GgufArray::at(size_t index) const {
+  const uint8_t* p = scalar_bytes.data() + index * gguf_scalar_size(element_type);
+  switch (element_type) {
+    case GgufType::kUint8: return GgufValue::of(load<uint8_t>(p));
+    case GgufType::kInt8: return GgufValue::of(load<int8_t>(p));
+    case GgufType::kUint16: return GgufValue::of(load<uint16_t>(p));
+    case GgufType::kInt16: return GgufValue::of(load<int16_t>(p));
+    case GgufType::kUint32: return GgufValue::of(load<uint32_t>(p));
+    case GgufType::kInt32: return GgufValue::of(load<int32_t>(p));
+    case GgufType::kUint64: return GgufValue::of(load<uint64_t>(p));
+    case GgufType::kInt64: return GgufValue::of(load<int64_t>(p));
+    case GgufType::kFloat32: return GgufValue::of(load<float>(p));
+    case GgufType::kFloat64: return GgufValue::of(load<double>(p));
+    case GgufType::kBool: return GgufValue::of(*p != 0);
+    case GgufType::kString: return GgufValue::of_string(strings[index]);
+    case GgufType::kArray: return GgufValue::of_array(arrays[index]);
+  }
+  return {};
+}
+
+GgufArray GgufArray::of_arrays(std::vector<GgufArray> nested) {
+  GgufArray array;
+  array.element_type = GgufType::kArray;
+  array.arrays = std::move(nested);
+  return array;
+}
+
+namespace {
+
+void render_string(const std::string& s, std::ostringstream& out) {
+  out << '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out << '\\' << c;
+    else if (c == '\n')
+      out << "\\n";
+    else
+      out << c;
+  }
+  out << '"';
+}
+
+void render(const GgufValue& value, size_t max_items, std::ostringstream& out);
+
+void render_array(const GgufArray& array, size_t max_items, std::ostringstream& out) {
+  out << '[';
+  const size_t n = array.size();
+  for (size_t i = 0; i < n && i < max_items; ++i) {
+    if (i > 0) out << ", ";
+    // Nested arrays and strings are rendered in place rather than copied out by at().
+    if (array.element_type == GgufType::kArray)
+      render_array(array.arrays[i], max_items, out);
+    else if (array.element_type == GgufType::kString)
+      render_string(array.strings[i], out);
+    else
+      render(array.at(i), max_items, out);
+  }
+  if (n > max_items) out << ", ... (" << n << " items)";
+  out << ']';
+}
 
 void render(const GgufValue& value, size_t max_items, std::ostringstream& out) {
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::string>) {
-          out << '"';
-          for (char c : v) {
-            if (c == '"' || c == '\\') out << '\\' << c;
-            else if (c == '\n') out << "\\n";
-            else out << c;
-          }
-          out << '"';
-        } else if constexpr (std::is_same_v<V, bool>) {
+        if constexpr (std::is_same_v<V, std::string>)
+          render_string(v, out);
+        else if constexpr (std::is_same_v<V, bool>)
           out << (v ? "true" : "false");
-        } else if constexpr (std::is_same_v<V, GgufArray>) {
-          out << '[';
-          for (size_t i = 0; i < v.items.size() && i < max_items; ++i) {
-            if (i > 0) out << ", ";
-            render(v.items[i], max_items, out);
-          }
-          if (v.items.size() > max_items) out << ", ... (" << v.items.size() << " items)";
-          out << ']';
-        } else {
+        else if constexpr (std::is_same_v<V, GgufArray>)
+          render_array(v, max_items, out);
+        else
           out << v;
-        }
       },
       value.data);
 }
 
-std::string type_description(const GgufValue& value) {
-  if (value.type != GgufType::kArray) return std::string(gguf_type_name(value.type));
-  const auto& array = std::get<GgufArray>(value.data);
+std::string array_description(const GgufArray& array) {
   return concat("array of ", gguf_type_name(array.element_type));
 }
 
-template <class T>
-constexpr std::string_view wanted_name() {
-  if constexpr (std::is_same_v<T, bool>) return "bool";
-  else if constexpr (std::is_same_v<T, uint32_t>) return "uint32";
-  else if constexpr (std::is_same_v<T, int32_t>) return "int32";
-  else if constexpr (std::is_same_v<T, uint64_t>) return "uint64";
-  else if constexpr (std::is_same_v<T, int64_t>) return "int64";
-  else if constexpr (std::is_same_v<T, float>) return "float32";
-  else if constexpr (std::is_same_v<T, double>) return "float64";
-  else if constexpr (std::is_same_v<T, std::string>) return "string";
-  else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "array of string";
-  else if constexpr (std::is_same_v<T, std::vector<float>>) return "array of float32";
-  else if constexpr (std::is_same_v<T, std::vector<int32_t>>) return "array of int32";
-  else if constexpr (std::is_same_v<T, std::vector<uint32_t>>) return "array of uint32";
-  else return "?";
-}
-
-Error type_mismatch(std::string_view key, const GgufValue& value, std::string_view wanted) {
-  return make_error(ErrorCode::kFormat, "metadata key '", key, "' is ", type_description(value),
-                    ", expected ", wanted);
-}
+// --- Conversion ------------------------------------------------------------------------------
+// Internal conversions return errors whose message is a fragment ("is string, expected uint32"
+// or "[3] is int64 -1, which does not fit in uint32"); convert_value puts the key in front.
 
 template <class T>
-Result<T> convert_scalar(const GgufValue& value, std::string_view key) {
+struct VectorOf {
+  static constexpr bool kIsVector = false;
+};
+template <class E>
+struct VectorOf<std::vector<E>> {
+  static constexpr bool kIsVector = true;
+  using Element = E;
+};
+
+bool is_integer_type(GgufType t) {
+  switch (t) {
+    case GgufType::kUint8:
+    case GgufType::kInt8:
+    case GgufType::kUint16:
+    case GgufType::kInt16:
+    case GgufType::kUint32:
+    case GgufType::kInt32:
+    case GgufType::kUint64:
+    case GgufType::kInt64: return true;
+    default: return false;
+  }
+}
+
+template <class T>
+std::string wanted_name() {
+  if constexpr (VectorOf<T>::kIsVector)
+    return "array of " + wanted_name<typename VectorOf<T>::Element>();
+  else
+    return std::string(gguf_type_name(gguf_type_of<T>()));
+}
+
+// Whether a value stored as `stored` can ever be read as T (ranges are checked per value).
+template <class T>
+bool stored_type_converts(GgufType stored) {
+  if constexpr (VectorOf<T>::kIsVector)
+    return stored == GgufType::kArray;
+  else if constexpr (std::is_same_v<T, bool>)
+    return stored == GgufType::kBool;
+  else if constexpr (std::is_integral_v<T>)
+    return is_integer_type(stored);
+  else if constexpr (std::is_floating_point_v<T>) {
+    return is_integer_type(stored) || stored == GgufType::kFloat32 || stored == GgufType::kFloat64;
+  } else
+    return stored == GgufType::kString;
+}
+
+Error mismatch(std::string_view stored, std::string_view wanted) {
+  return make_error(ErrorCode::kFormat, "is ", stored, ", expected ", wanted);
+}
+
+template <class T, class Stored>
+Error out_of_range(GgufType stored_type, Stored value) {
+  return make_error(ErrorCode::kFormat, "is ", gguf_type_name(stored_type), " ", value,
+                    ", which does not fit in ", wanted_name<T>());
+}
+
+// T is a scalar and stored_type_converts<T>(value.type) holds.
+template <class T>
+Result<T> convert_scalar(const GgufValue& value) {
   if constexpr (std::is_same_v<T, bool>) {
-    if (const bool* b = std::get_if<bool>(&value.data)) return *b;
+    return std::get<bool>(value.data);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return std::get<std::string>(value.data);
   } else if constexpr (std::is_integral_v<T>) {
     if (const uint64_t* u = std::get_if<uint64_t>(&value.data)) {
-      if (*u <= static_cast<uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(*u);
-      return make_error(ErrorCode::kFormat, "metadata key '", key, "' = ", *u, " does not fit in ",
-                        wanted_name<T>());
+      if (std::in_range<T>(*u)) return static_cast<T>(*u);
+      return out_of_range<T>(value.type, *u);
     }
-    if (const int64_t* s = std::get_if<int64_t>(&value.data)) {
-      if (std::is_signed_v<T> ? (*s >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-                                 *s <= static_cast<int64_t>(std::numeric_limits<T>::max()))
-                              : (*s >= 0 && static_cast<uint64_t>(*s) <=
-                                                static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
-        return static_cast<T>(*s);
-      }
-      return make_error(ErrorCode::kFormat, "metadata key '", key, "' = ", *s, " does not fit in ",
-                        wanted_name<T>());
-    }
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (const double* d = std::get_if<double>(&value.data)) return static_cast<T>(*d);
+    const int64_t s = std::get<int64_t>(value.data);
+    if (std::in_range<T>(s)) return static_cast<T>(s);
+    return out_of_range<T>(value.type, s);
+  } else {
     if (const uint64_t* u = std::get_if<uint64_t>(&value.data)) return static_cast<T>(*u);
     if (const int64_t* s = std::get_if<int64_t>(&value.data)) return static_cast<T>(*s);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    if (const std::string* s = std::get_if<std::string>(&value.data)) return *s;
+    const double d = std::get<double>(value.data);
+    if constexpr (std::is_same_v<T, float>) {
+      // A finite float64 beyond float32's range would silently become infinity.
+      if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
+        return out_of_range<T>(value.type, d);
+      }
+    }
+    return static_cast<T>(d);
   }
-  return type_mismatch(key, value, wanted_name<T>());
+}
+
+template <class T>
+Result<T> convert_array(const GgufArray& array);
+
+template <class T>
+Result<T> convert_any(const GgufValue& value) {
+  if (!stored_type_converts<T>(value.type)) return mismatch(value.type_description(), wanted_name<T>());
+  if constexpr (VectorOf<T>::kIsVector)
+    return convert_array<T>(std::get<GgufArray>(value.data));
+  else
+    return convert_scalar<T>(value);
+}
+
+template <class T>
+Result<T> convert_array(const GgufArray& array) {
+  using Element = typename VectorOf<T>::Element;
+  if (!stored_type_converts<Element>(array.element_type)) {
+    return mismatch(array_description(array), wanted_name<T>());
+  }
+  if constexpr (std::is_same_v<Element, std::string>) {
+    return array.strings;
+  } else {
+    T out;
+    const size_t n = array.size();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      Result<Element> element = [&] {
+        if constexpr (VectorOf<Element>::kIsVector)
+          return convert_array<Element>(array.arrays[i]);
+        else
+          return convert_scalar<Element>(array.at(i));  // a number: at() does not allocate
+      }();
+      if (!element) {
+        const std::string& inner = element.error().message();
+        return Error(ErrorCode::kFormat, concat("[", i, "]", inner[0] == '[' ? "" : " ", inner));
+      }
+      out.push_back(std::move(element).value());
+    }
+    return out;
+  }
 }
 
 }  // namespace
+
+std::string GgufValue::type_description() const {
+  if (const auto* array = std::get_if<GgufArray>(&data)) return array_description(*array);
+  return std::string(gguf_type_name(type));
+}
 
 std::string GgufValue::to_display(size_t max_items) const {
   std::ostringstream out;
@@ -165,35 +291,12 @@ std::string GgufValue::to_display(size_t max_items) const {
 
 template <class T>
 Result<T> convert_value(const GgufValue& value, std::string_view key) {
-  if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string>) {
-    using Element = typename T::value_type;
-    const auto* array = std::get_if<GgufArray>(&value.data);
-    if (array == nullptr) return type_mismatch(key, value, wanted_name<T>());
-    T out;
-    out.reserve(array->items.size());
-    for (size_t i = 0; i < array->items.size(); ++i) {
-      auto element = convert_scalar<Element>(array->items[i], key);
-      if (!element) return type_mismatch(key, value, wanted_name<T>());
-      out.push_back(std::move(element).value());
-    }
-    return out;
-  } else {
-    return convert_scalar<T>(value, key);
-  }
+  Result<T> converted = convert_any<T>(value);
+  if (converted) return converted;
+  const std::string& problem = converted.error().message();
+  return make_error(ErrorCode::kFormat, "metadata key '", key, "'", problem[0] == '[' ? " element " : " ",
+                    problem);
 }
-
-template Result<bool> convert_value<bool>(const GgufValue&, std::string_view);
-template Result<uint32_t> convert_value<uint32_t>(const GgufValue&, std::string_view);
-template Result<int32_t> convert_value<int32_t>(const GgufValue&, std::string_view);
-template Result<uint64_t> convert_value<uint64_t>(const GgufValue&, std::string_view);
-template Result<int64_t> convert_value<int64_t>(const GgufValue&, std::string_view);
-template Result<float> convert_value<float>(const GgufValue&, std::string_view);
-template Result<double> convert_value<double>(const GgufValue&, std::string_view);
-template Result<std::string> convert_value<std::string>(const GgufValue&, std::string_view);
-template Result<std::vector<std::string>> convert_value<std::vector<std::string>>(const GgufValue&, std::string_view);
-template Result<std::vector<float>> convert_value<std::vector<float>>(const GgufValue&, std::string_view);
-template Result<std::vector<int32_t>> convert_value<std::vector<int32_t>>(const GgufValue&, std::string_view);
-template Result<std::vector<uint32_t>> convert_value<std::vector<uint32_t>>(const GgufValue&, std::string_view);
 
 const GgufValue* Metadata::find_value(std::string_view key) const {
   const auto it = index_.find(key);
@@ -213,9 +316,12 @@ void Metadata::set(const std::string& key, GgufValue value) {
 bool Metadata::erase(std::string_view key) {
   const auto it = index_.find(key);
   if (it == index_.end()) return false;
-  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(it->second));
-  index_.clear();
-  for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+  const size_t position = it->second;
+  index_.erase(it);
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(position));
+  for (auto& [name, index] : index_) {
+    if (index > position) --index;
+  }
   return true;
 }
 
@@ -234,21 +340,39 @@ Result<std::optional<T>> Metadata::find(std::string_view key) const {
   return std::optional<T>(std::move(converted));
 }
 
-#define SINTER_INSTANTIATE_METADATA(T)                                   \
-  template Result<T> Metadata::get<T>(std::string_view) const;           \
+Result<const GgufArray*> Metadata::get_array(std::string_view key) const {
+  const GgufValue* value = find_value(key);
+  if (value == nullptr) return make_error(ErrorCode::kNotFound, "metadata key '", key, "' is missing");
+  const auto* array = std::get_if<GgufArray>(&value->data);
+  if (array == nullptr) {
+    return make_error(ErrorCode::kFormat, "metadata key '", key, "' is ", value->type_description(),
+                      ", expected array");
+  }
+  return array;
+}
+
+#define SINTER_INSTANTIATE_METADATA(T)                                     \
+  template Result<T> convert_value<T>(const GgufValue&, std::string_view); \
+  template Result<T> Metadata::get<T>(std::string_view) const;             \
   template Result<std::optional<T>> Metadata::find<T>(std::string_view) const;
+#define SINTER_INSTANTIATE_METADATA_WITH_VECTOR(T) \
+  SINTER_INSTANTIATE_METADATA(T)                   \
+  SINTER_INSTANTIATE_METADATA(std::vector<T>)
 SINTER_INSTANTIATE_METADATA(bool)
-SINTER_INSTANTIATE_METADATA(uint32_t)
-SINTER_INSTANTIATE_METADATA(int32_t)
-SINTER_INSTANTIATE_METADATA(uint64_t)
-SINTER_INSTANTIATE_METADATA(int64_t)
-SINTER_INSTANTIATE_METADATA(float)
-SINTER_INSTANTIATE_METADATA(double)
-SINTER_INSTANTIATE_METADATA(std::string)
-SINTER_INSTANTIATE_METADATA(std::vector<std::string>)
-SINTER_INSTANTIATE_METADATA(std::vector<float>)
-SINTER_INSTANTIATE_METADATA(std::vector<int32_t>)
-SINTER_INSTANTIATE_METADATA(std::vector<uint32_t>)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(uint8_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(int8_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(uint16_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(int16_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(uint32_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(int32_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(uint64_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(int64_t)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(float)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(double)
+SINTER_INSTANTIATE_METADATA_WITH_VECTOR(std::string)
+SINTER_INSTANTIATE_METADATA(std::vector<std::vector<int32_t>>)
+SINTER_INSTANTIATE_METADATA(std::vector<std::vector<std::string>>)
+#undef SINTER_INSTANTIATE_METADATA_WITH_VECTOR
 #undef SINTER_INSTANTIATE_METADATA
 
 }  // namespace sinter

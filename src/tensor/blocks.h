@@ -8,8 +8,8 @@
 
 namespace sinter {
 
-constexpr int kQK = 32;    // values per block of the Q4_0..Q8_1 and IQ4_NL family
-constexpr int kQKK = 256;  // values per super-block of the K-quants, IQ*, TQ*
+constexpr int kQK = 32;           // values per block of the Q4_0..Q8_1 and IQ4_NL family
+constexpr int kQKK = 256;         // values per super-block of the K-quants, IQ*, TQ*
 constexpr int kKScaleBytes = 12;  // packed 6-bit scales and mins of Q4_K/Q5_K
 
 #pragma pack(push, 1)
@@ -134,8 +134,8 @@ struct BlockTQ2_0 {
   f16_bits d;
 };
 struct BlockMXFP4 {
-  uint8_t e;             // shared E8M0 exponent
-  uint8_t qs[kQK / 2];   // E2M1 values, low nibbles first
+  uint8_t e;            // shared E8M0 exponent
+  uint8_t qs[kQK / 2];  // E2M1 values, low nibbles first
 };
 #pragma pack(pop)
 

@@ -54,12 +54,12 @@ using QuantizeRowFn = void (*)(const float* values, void* blocks, int64_t count)
 
 struct DTypeTraits {
   DType type;
-  std::string_view name;        // as llama.cpp prints it: "q4_0", "f16", "q4_K"
-  int64_t block_size;           // values per block (1 for plain types)
-  size_t block_bytes;           // bytes per block
-  bool is_quantized;            // block-quantized (as opposed to a plain number type)
-  DequantizeRowFn dequantize;   // nullptr where sinter cannot dequantize (see docs/TYPES.md)
-  QuantizeRowFn quantize;       // nullptr where sinter has no reference quantizer
+  std::string_view name;       // as llama.cpp prints it: "q4_0", "f16", "q4_K"
+  int64_t block_size;          // values per block (1 for plain types)
+  size_t block_bytes;          // bytes per block
+  bool is_quantized;           // block-quantized (as opposed to a plain number type)
+  DequantizeRowFn dequantize;  // nullptr where sinter cannot dequantize (see docs/TYPES.md)
+  QuantizeRowFn quantize;      // nullptr where sinter has no reference quantizer
 };
 
 // Traits of a GGUF type id, or nullptr for ids that GGUF does not define.

@@ -53,10 +53,20 @@ void widen_row(const void* blocks, float* out, int64_t count) {
 }
 }  // namespace
 
-void dequantize_row_f64(const void* blocks, float* out, int64_t count) { widen_row<double>(blocks, out, count); }
-void dequantize_row_i8(const void* blocks, float* out, int64_t count) { widen_row<int8_t>(blocks, out, count); }
-void dequantize_row_i16(const void* blocks, float* out, int64_t count) { widen_row<int16_t>(blocks, out, count); }
-void dequantize_row_i32(const void* blocks, float* out, int64_t count) { widen_row<int32_t>(blocks, out, count); }
-void dequantize_row_i64(const void* blocks, float* out, int64_t count) { widen_row<int64_t>(blocks, out, count); }
+void dequantize_row_f64(const void* blocks, float* out, int64_t count) {
+  widen_row<double>(blocks, out, count);
+}
+void dequantize_row_i8(const void* blocks, float* out, int64_t count) {
+  widen_row<int8_t>(blocks, out, count);
+}
+void dequantize_row_i16(const void* blocks, float* out, int64_t count) {
+  widen_row<int16_t>(blocks, out, count);
+}
+void dequantize_row_i32(const void* blocks, float* out, int64_t count) {
+  widen_row<int32_t>(blocks, out, count);
+}
+void dequantize_row_i64(const void* blocks, float* out, int64_t count) {
+  widen_row<int64_t>(blocks, out, count);
+}
 
 }  // namespace sinter::reference

@@ -16,8 +16,9 @@ TEST(GgufRoundTrip, MetadataAndTensorsSurviveWriteAndRead) {
   writer.metadata().set("general.architecture", GgufValue::of_string("llama"));
   writer.metadata().set("llama.block_count", GgufValue::of_u32(5));
   writer.metadata().set("scores", GgufValue::of_f32s({0.5f, -1.25f}));
-  GgufArray nested{GgufType::kArray, {GgufValue::of_i32s({1, 2}), GgufValue::of_i32s({3})}};
-  writer.metadata().set("nested", GgufValue{GgufType::kArray, nested});
+  writer.metadata().set(
+      "nested", GgufValue::of_array(GgufArray::of_arrays(
+                    {GgufArray::of(std::vector<int32_t>{1, 2}), GgufArray::of(std::vector<int32_t>{3})})));
   std::vector<uint8_t> data(64 * 4);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
   ASSERT_TRUE(writer.add_tensor_bytes("a", DType::F32, {16, 4}, data));

@@ -1,0 +1,138 @@
+#include "sample/sampler_chain.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sinter {
+namespace {
+
+bool has_stage(const SamplerOptions& options, SamplerStage stage) {
+  return std::find(options.order.begin(), options.order.end(), stage) != options.order.end();
+}
+
+// Sorted by token, duplicates summed (so -inf plus anything stays a ban).
+std::vector<LogitBias> merge_biases(std::vector<LogitBias> biases) {
+  std::stable_sort(biases.begin(), biases.end(),
+                   [](const LogitBias& a, const LogitBias& b) { return a.token < b.token; });
+  std::vector<LogitBias> merged;
+  for (const LogitBias& b : biases) {
+    if (!merged.empty() && merged.back().token == b.token) {
+      merged.back().bias += b.bias;
+    } else {
+      merged.push_back(b);
+    }
+  }
+  return merged;
+}
+
+PenaltyOptions penalty_options(const SamplerOptions& options) {
+  return {options.repeat_penalty, options.frequency_penalty, options.presence_penalty};
+}
+
+// The window only needs to exist when some penalty will read it.
+int32_t window_length(const SamplerOptions& options) {
+  const bool used = has_stage(options, SamplerStage::kPenalties) && penalty_options(options).active();
+  return used ? options.repeat_last_n : 0;
+}
+
+}  // namespace
+
+Result<SamplerChain> SamplerChain::create(const SamplerOptions& options, int32_t vocab_size) {
+  SINTER_TRY(options.validate(vocab_size));
+  const uint64_t seed = options.seed.has_value() ? *options.seed : random_seed();
+  return SamplerChain(options, vocab_size, seed);
+}
+
+SamplerChain::SamplerChain(const SamplerOptions& options, int32_t vocab_size, uint64_t seed)
+    : options_(options),
+      vocab_size_(vocab_size),
+      seed_(seed),
+      generator_(seed),
+      bias_by_token_(merge_biases(options.logit_bias)),
+      penalties_(penalty_options(options)),
+      window_(vocab_size, window_length(options)),
+      candidates_(static_cast<size_t>(vocab_size)),
+      sort_scratch_(static_cast<size_t>(vocab_size)) {
+  if (options.typical_p < 1.0f && has_stage(options, SamplerStage::kTypicalP)) {
+    typical_scratch_.resize(static_cast<size_t>(vocab_size));
+  }
+}
+
+Status SamplerChain::run_stages(std::span<const float> logits, CandidateSet& set) {
+  if (logits.size() != candidates_.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "sampler: got ", logits.size(),
+                      " logits for a vocabulary of ", vocab_size_, " tokens");
+  }
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float logit = logits[i];
+    if (std::isnan(logit) || (std::isinf(logit) && logit > 0.0f)) {
+      return make_error(ErrorCode::kInvalidArgument, "sampler: the logit of token ", i, " is ", logit,
+                        " (the model produced a non-number)");
+    }
+    candidates_[i] = {static_cast<TokenId>(i), logit, 0.0f};
+  }
+  set = CandidateSet{candidates_, 0, true, sort_scratch_};
+
+  const bool greedy = options_.temperature <= 0.0f;
+  const auto min_keep = static_cast<size_t>(options_.min_keep);
+  for (SamplerStage stage : options_.order) {
+    switch (stage) {
+      case SamplerStage::kLogitBias: apply_logit_bias(set, bias_by_token_); break;
+      case SamplerStage::kPenalties: apply_penalties(set, window_, penalties_); break;
+      // Greedy takes the argmax of the adjusted logits: truncation and temperature cannot
+      // change it (except typical sampling, which may drop the argmax and is skipped on purpose).
+      case SamplerStage::kTopK:
+        if (!greedy) apply_top_k(set, options_.top_k, min_keep);
+        break;
+      case SamplerStage::kTypicalP:
+        if (!greedy) apply_typical(set, options_.typical_p, min_keep, typical_scratch_);
+        break;
+      case SamplerStage::kTopP:
+        if (!greedy) apply_top_p(set, options_.top_p, min_keep);
+        break;
+      case SamplerStage::kMinP:
+        if (!greedy) apply_min_p(set, options_.min_p, min_keep);
+        break;
+      case SamplerStage::kTemperature:
+        if (!greedy) apply_temperature(set, options_.temperature);
+        break;
+    }
+  }
+
+  const bool chosen = greedy ? keep_argmax(set) : compute_probabilities(set);
+  if (!chosen) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "sampler: every token has probability zero (all logits are -inf after logit bias and "
+                      "penalties)");
+  }
+  return ok_status();
+}
+
+Result<std::span<const Candidate>> SamplerChain::distribution(std::span<const float> logits) {
+  CandidateSet set;
+  SINTER_TRY(run_stages(logits, set));
+  return std::span<const Candidate>(set.entries);
+}
+
+Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
+  CandidateSet set;
+  SINTER_TRY(run_stages(logits, set));
+  if (options_.temperature <= 0.0f) return set.entries[0].id;
+  return draw(set, generator_.next_double());
+}
+
+Status SamplerChain::accept(TokenId token) {
+  if (token < 0 || token >= vocab_size_) {
+    return make_error(ErrorCode::kInvalidArgument, "sampler: accepted token ", token,
+                      " is outside the vocabulary [0, ", vocab_size_, ")");
+  }
+  window_.push(token);
+  return ok_status();
+}
+
+void SamplerChain::reset() {
+  window_.clear();
+  generator_ = Xoshiro256StarStar(seed_);
+}
+
+}  // namespace sinter
