@@ -72,14 +72,15 @@ class Cursor {
     return value;
   }
 
-  Result<std::string> read_string(std::string_view what, std::string_view name = {}) {
+  // A view of the string's bytes in the file (no copy: a vocabulary is read as 150k of these).
+  Result<std::string_view> read_string(std::string_view what, std::string_view name = {}) {
     const uint64_t start = offset_;
     SINTER_ASSIGN(const uint64_t length, read<uint64_t>(what, name));
     if (length > remaining()) {
       return error_at(start, concat(describe(what, name), " has length ", length, " but only ", remaining(),
                                     " bytes remain in the file"));
     }
-    std::string value(reinterpret_cast<const char*>(data_ + offset_), static_cast<size_t>(length));
+    const std::string_view value(reinterpret_cast<const char*>(data_ + offset_), static_cast<size_t>(length));
     offset_ += length;
     return value;
   }
@@ -164,8 +165,8 @@ Result<GgufValue> read_scalar(Cursor& cursor, GgufType type, const std::string& 
       return GgufValue::of(v == 1);
     }
     case GgufType::kString: {
-      SINTER_ASSIGN(auto v, cursor.read_string(kWhat, key));
-      return GgufValue::of_string(std::move(v));
+      SINTER_ASSIGN(const std::string_view v, cursor.read_string(kWhat, key));
+      return GgufValue::of_string(std::string(v));
     }
     case GgufType::kArray: break;
   }
@@ -195,8 +196,8 @@ Result<GgufArray> read_array(Cursor& cursor, int depth, const std::string& key) 
   if (element_type == GgufType::kString) {
     array.strings.reserve(static_cast<size_t>(count));
     for (uint64_t i = 0; i < count; ++i) {
-      SINTER_ASSIGN(std::string item, cursor.read_string("an array element of metadata key", key));
-      array.strings.push_back(std::move(item));
+      SINTER_ASSIGN(const std::string_view item, cursor.read_string("an array element of metadata key", key));
+      array.strings.emplace_back(item);
     }
   } else if (element_type == GgufType::kArray) {
     array.arrays.reserve(static_cast<size_t>(std::min(count, kMaxNestedReserve)));
@@ -298,7 +299,8 @@ Result<GgufShard> parse_gguf_shard(const MappedFile& file, uint32_t shard_index)
   uint64_t alignment_at = 0;
   for (uint64_t i = 0; i < kv_count; ++i) {
     const uint64_t key_at = cursor.offset();
-    SINTER_ASSIGN(std::string key, cursor.read_string("a metadata key"));
+    SINTER_ASSIGN(const std::string_view key_bytes, cursor.read_string("a metadata key"));
+    const std::string key(key_bytes);
     if (const std::string problem = gguf_name_problem(key); !problem.empty()) {
       return cursor.error_at(key_at, concat("metadata key ", i, " ", problem));
     }

@@ -142,8 +142,8 @@ class Metadata {
   size_t size() const { return entries_.size(); }
 
   // Typed access. T is one of: bool; the integers uint8_t..int64_t; float, double; std::string;
-  // std::vector of any of those except bool; std::vector<std::vector<int32_t>>,
-  // std::vector<std::vector<std::string>>.
+  // std::vector of any of those except bool; std::vector<std::vector<E>> for E in int32_t,
+  // uint32_t, float, std::string.
   // Integers convert between widths when the value fits; integers read as floats (rounded to
   // the nearest representable value); a float64 reads as float32 when it is in range. Anything
   // else (a string read as a number, a float read as an integer, an array read as a scalar, a

@@ -24,7 +24,16 @@ void sort_leading(CandidateSet& set, size_t k) {
   if (set.sorted_count >= k) return;
   // Everything behind the sorted prefix ranks below it, so only the rest needs ordering.
   const size_t count = k - set.sorted_count;
-  const std::span<Candidate> rest = select_into_scratch(set, count);
+  const std::span<Candidate> rest = set.entries.subspan(set.sorted_count);
+  if (count * 8 >= rest.size()) {
+    // Most of the rest: a full sort is faster than a heap, and with a strict total order its
+    // result does not depend on the library either.
+    std::sort(rest.begin(), rest.end(), ranks_before);
+    set.sorted_count = set.size();
+    set.in_id_order = false;
+    return;
+  }
+  select_into_scratch(set, count);
   // The others follow in their old order: exactly those ranking below the last one selected.
   const Candidate last_selected = set.scratch[count - 1];
   size_t written = count;

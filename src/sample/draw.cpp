@@ -6,12 +6,15 @@
 namespace sinter {
 
 bool keep_argmax(CandidateSet& set) {
-  if (set.entries.empty()) return false;
-  size_t best = 0;
-  for (size_t i = 1; i < set.size(); ++i) {
-    if (ranks_before(set.entries[i], set.entries[best])) best = i;
+  // Two simple passes (a max, then the first holder of it) rather than one branchy compare.
+  const float largest = max_logit(set);
+  if (set.entries.empty() || largest == -std::numeric_limits<float>::infinity()) return false;
+  size_t best = set.size();
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (set.entries[i].logit != largest) continue;
+    if (best == set.size() || set.entries[i].id < set.entries[best].id) best = i;
+    if (set.in_id_order) break;  // the first holder has the lowest id
   }
-  if (set.entries[best].logit == -std::numeric_limits<float>::infinity()) return false;
   set.entries[0] = set.entries[best];
   set.entries[0].p = 1.0f;
   set.entries = set.entries.first(1);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sample/candidates.h"
@@ -24,12 +25,19 @@ class TokenWindow {
 
   int32_t count(TokenId token) const { return counts_.empty() ? 0 : counts_[static_cast<size_t>(token)]; }
   size_t size() const { return tokens_.size(); }
+  // Each token of the window once, in no particular (but deterministic) order.
+  std::span<const TokenId> distinct_tokens() const { return distinct_; }
 
  private:
+  void add(TokenId token);
+  void remove(TokenId token);
+
   int32_t last_n_;
-  std::vector<int32_t> counts_;  // [vocab_size], or empty when last_n == 0
-  std::vector<TokenId> tokens_;  // the window; a ring once it holds last_n tokens
-  size_t oldest_ = 0;            // index of the oldest token once the ring is full
+  std::vector<int32_t> counts_;          // [vocab_size], or empty when last_n == 0
+  std::vector<TokenId> tokens_;          // the window; a ring once it holds last_n tokens
+  size_t oldest_ = 0;                    // index of the oldest token once the ring is full
+  std::vector<TokenId> distinct_;        // tokens with count > 0
+  std::vector<int32_t> distinct_index_;  // [vocab_size]: where a token sits in distinct_
 };
 
 struct PenaltyOptions {
@@ -43,7 +51,8 @@ struct PenaltyOptions {
 // For every candidate that occurs c > 0 times in the window:
 //   logit = logit <= 0 ? logit * repeat : logit / repeat;
 //   logit -= c * frequency + presence;
-// Candidates that do not occur are untouched.
+// Candidates that do not occur are untouched. O(window) when the set is the whole vocabulary in
+// id order, O(n) otherwise.
 void apply_penalties(CandidateSet& set, const TokenWindow& window, const PenaltyOptions& options);
 
 }  // namespace sinter

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sinter {
 namespace {
@@ -63,13 +64,18 @@ Status SamplerChain::run_stages(std::span<const float> logits, CandidateSet& set
     return make_error(ErrorCode::kInvalidArgument, "sampler: got ", logits.size(),
                       " logits for a vocabulary of ", vocab_size_, " tokens");
   }
+  // One branch-free pass: `logit < inf` is false exactly for NaN and +inf.
+  bool all_usable = true;
   for (size_t i = 0; i < logits.size(); ++i) {
     const float logit = logits[i];
-    if (std::isnan(logit) || (std::isinf(logit) && logit > 0.0f)) {
-      return make_error(ErrorCode::kInvalidArgument, "sampler: the logit of token ", i, " is ", logit,
-                        " (the model produced a non-number)");
-    }
+    all_usable &= logit < std::numeric_limits<float>::infinity();
     candidates_[i] = {static_cast<TokenId>(i), logit, 0.0f};
+  }
+  if (!all_usable) {
+    const auto bad = std::find_if(logits.begin(), logits.end(),
+                                  [](float l) { return !(l < std::numeric_limits<float>::infinity()); });
+    return make_error(ErrorCode::kInvalidArgument, "sampler: the logit of token ", bad - logits.begin(),
+                      " is ", *bad, " (the model produced a non-number)");
   }
   set = CandidateSet{candidates_, 0, true, sort_scratch_};
 

@@ -7,6 +7,9 @@
 namespace sinter::reference::ksearch {
 
 int nearest_int(float value) {
+  // Out-of-range and NaN input (from infinite or NaN weights) must not reach the conversion.
+  constexpr float kLimit = 4194303.0f;
+  if (!(std::fabs(value) <= kLimit)) return value > 0.0f ? 4194303 : (value < 0.0f ? -4194303 : 0);
   // lrint rounds in the current rounding mode: nearest, ties to even.
   return static_cast<int>(std::lrint(value));
 }

@@ -32,8 +32,16 @@ float signed_absolute_max(const float* values, int count) {
 // Index `value * inverse + offset` truncated toward zero and clamped to [0, top]: the rounding
 // of the reference quantizers (offset carries the +0.5).
 uint8_t truncate_level(float scaled, int top) {
-  const int level = static_cast<int>(scaled);
-  return static_cast<uint8_t>(std::clamp(level, 0, top));
+  if (!(scaled > 0.0f)) return 0;  // also NaN
+  if (scaled >= static_cast<float>(top)) return static_cast<uint8_t>(top);
+  return static_cast<uint8_t>(scaled);
+}
+
+// round(x) half away from zero, clamped to int8 (NaN → 0).
+int8_t round_to_int8(float scaled) {
+  if (!(std::fabs(scaled) <= 127.0f))
+    return scaled > 0.0f ? int8_t{127} : (scaled < 0.0f ? int8_t{-127} : int8_t{0});
+  return static_cast<int8_t>(std::round(scaled));
 }
 
 uint32_t load_u32(const uint8_t* bytes) {
@@ -188,7 +196,7 @@ void quantize_row_q8_0(const float* values, void* blocks, int64_t count) {
     const float d = max_abs / 127.0f;
     const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     block[b].d = f32_to_f16(d);
-    for (int j = 0; j < kQK; ++j) block[b].qs[j] = static_cast<int8_t>(std::round(values[j] * inverse));
+    for (int j = 0; j < kQK; ++j) block[b].qs[j] = round_to_int8(values[j] * inverse);
   }
 }
 
@@ -211,7 +219,7 @@ void quantize_row_q8_1(const float* values, void* blocks, int64_t count) {
     const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     int sum = 0;
     for (int j = 0; j < kQK; ++j) {
-      block[b].qs[j] = static_cast<int8_t>(std::round(values[j] * inverse));
+      block[b].qs[j] = round_to_int8(values[j] * inverse);
       sum += block[b].qs[j];
     }
     block[b].d = f32_to_f16(d);

@@ -44,7 +44,9 @@ TernaryScale ternary_scale(const float* values) {
 }
 
 int ternary_digit(float value, float inverse) {
-  return std::clamp(static_cast<int>(std::lround(value * inverse)), -1, 1) + 1;
+  const float scaled = value * inverse;
+  if (std::isnan(scaled)) return 1;
+  return static_cast<int>(std::lround(std::clamp(scaled, -1.0f, 1.0f))) + 1;
 }
 
 }  // namespace

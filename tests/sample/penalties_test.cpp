@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "stage_test_support.h"
@@ -33,6 +34,28 @@ TEST(TokenWindow, SlidingWindowCountsTheLastN) {
   EXPECT_EQ(window.count(2), 0);
   window.push(4);
   EXPECT_EQ(window.count(4), 1);
+}
+
+TEST(TokenWindow, DistinctTokensFollowTheWindow) {
+  TokenWindow window(10, 4);
+  const auto distinct = [&] {
+    std::vector<TokenId> tokens(window.distinct_tokens().begin(), window.distinct_tokens().end());
+    std::sort(tokens.begin(), tokens.end());
+    return tokens;
+  };
+  for (TokenId t : {3, 3, 7, 1}) window.push(t);
+  EXPECT_EQ(distinct(), (std::vector<TokenId>{1, 3, 7}));
+  window.push(9);  // 3 7 1 9
+  EXPECT_EQ(distinct(), (std::vector<TokenId>{1, 3, 7, 9}));
+  window.push(9);  // 7 1 9 9
+  EXPECT_EQ(distinct(), (std::vector<TokenId>{1, 7, 9}));
+  window.push(0);  // 1 9 9 0
+  window.push(0);  // 9 9 0 0
+  EXPECT_EQ(distinct(), (std::vector<TokenId>{0, 9}));
+  window.clear();
+  EXPECT_TRUE(distinct().empty());
+  window.push(7);
+  EXPECT_EQ(distinct(), (std::vector<TokenId>{7}));
 }
 
 TEST(TokenWindow, WindowOfOneKeepsOnlyTheLastToken) {
@@ -98,6 +121,47 @@ TEST(Penalties, WorkOnReorderedCandidates) {
   OwnedSet s({1.0f, 2.0f, 3.0f, 4.0f}, {3, 2, 1, 0});
   apply_penalties(s.set, window, {1.5f, 0.0f, 0.0f});
   EXPECT_EQ(s.logits(), (std::vector<float>{4.0f, 2.0f, 2.0f, 1.0f}));
+}
+
+// A long pseudo-random history: the window agrees with a naive count of the last n tokens, and
+// both ways of applying the penalties (by id, over reordered candidates) agree.
+TEST(Penalties, AgreeWithANaiveWindowOverALongHistory) {
+  constexpr int32_t kVocab = 30;
+  constexpr int32_t kLastN = 50;
+  TokenWindow window(kVocab, kLastN);
+  std::vector<TokenId> history;
+  uint32_t state = 12345;
+  for (int step = 0; step < 2000; ++step) {
+    state = state * 1664525u + 1013904223u;
+    const auto token = static_cast<TokenId>((state >> 16) % kVocab);
+    window.push(token);
+    history.push_back(token);
+    if (step % 97 != 0) continue;
+
+    std::vector<int32_t> naive(kVocab, 0);
+    const size_t first = history.size() > kLastN ? history.size() - kLastN : 0;
+    for (size_t i = first; i < history.size(); ++i) ++naive[static_cast<size_t>(history[i])];
+    size_t distinct = 0;
+    std::vector<float> logits(kVocab);
+    std::vector<TokenId> reversed(kVocab);
+    for (TokenId t = 0; t < kVocab; ++t) {
+      ASSERT_EQ(window.count(t), naive[static_cast<size_t>(t)]) << "step " << step << " token " << t;
+      distinct += naive[static_cast<size_t>(t)] > 0 ? 1 : 0;
+      logits[static_cast<size_t>(t)] = static_cast<float>(t) * 0.5f - 5.0f;
+      reversed[static_cast<size_t>(t)] = kVocab - 1 - t;
+    }
+    ASSERT_EQ(window.distinct_tokens().size(), distinct);
+
+    OwnedSet by_id(logits);
+    OwnedSet reordered(logits, reversed);
+    const PenaltyOptions options{1.3f, 0.2f, 0.1f};
+    apply_penalties(by_id.set, window, options);
+    apply_penalties(reordered.set, window, options);
+    for (TokenId t = 0; t < kVocab; ++t) {
+      ASSERT_EQ(by_id.set.entries[static_cast<size_t>(t)].logit,
+                reordered.set.entries[static_cast<size_t>(kVocab - 1 - t)].logit);
+    }
+  }
 }
 
 }  // namespace

@@ -54,14 +54,32 @@ TEST(Candidates, NoDistributionWhenEveryLogitIsMinusInfinity) {
 }
 
 TEST(Candidates, SortLeadingSortsAPrefixAndKeepsTheRestInOrder) {
-  OwnedSet s({1.0f, 5.0f, 3.0f, 5.0f, 0.0f, 4.0f, 2.0f});
+  std::vector<float> logits = {1.0f, 5.0f, 3.0f, 5.0f, 0.0f, 4.0f, 2.0f};
+  Ids tail;  // 33 more tokens below all of those, in descending order
+  for (int i = 0; i < 33; ++i) {
+    logits.push_back(-1.0f - 0.01f * static_cast<float>(i));
+    tail.push_back(static_cast<TokenId>(7 + i));
+  }
+  const auto with_tail = [&](Ids head) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  OwnedSet s(logits);
   sort_leading(s.set, 3);
-  EXPECT_EQ(s.ids(), (Ids{1, 3, 5, 0, 2, 4, 6}));  // ties: lower id first; the rest as before
+  EXPECT_EQ(s.ids(), with_tail({1, 3, 5, 0, 2, 4, 6}));  // ties: lower id first; the rest as before
   EXPECT_EQ(s.set.sorted_count, 3u);
   EXPECT_FALSE(s.set.in_id_order);
   sort_leading(s.set, 5);  // extends the prefix
-  EXPECT_EQ(s.ids(), (Ids{1, 3, 5, 2, 6, 0, 4}));
-  sort_leading(s.set, 100);
+  EXPECT_EQ(s.ids(), with_tail({1, 3, 5, 2, 6, 0, 4}));
+  EXPECT_EQ(s.set.sorted_count, 5u);
+  sort_leading(s.set, 100);  // everything
+  EXPECT_EQ(s.ids(), with_tail({1, 3, 5, 2, 6, 0, 4}));
+  EXPECT_EQ(s.set.sorted_count, 40u);
+}
+
+TEST(Candidates, SortLeadingSortsEverythingWhenMostIsWanted) {
+  OwnedSet s({1.0f, 5.0f, 3.0f, 5.0f, 0.0f, 4.0f, 2.0f});
+  sort_leading(s.set, 3);
   EXPECT_EQ(s.ids(), (Ids{1, 3, 5, 2, 6, 0, 4}));
   EXPECT_EQ(s.set.sorted_count, 7u);
 }

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -156,9 +157,55 @@ TEST(LlamaCppDifferential, QuantizeMatchesOrBeatsReference) {
       EXPECT_LE(our_error, their_error * 1.001 + 1e-12)
           << traits.name << " " << testing::distribution_name(distribution) << ": sinter " << our_error
           << ", llama.cpp " << their_error;
+      if (differing_blocks == 0) continue;
       std::printf("  %-7s %-12s rmse sinter %.6f llama.cpp %.6f, %lld/%lld blocks differ\n",
                   std::string(traits.name).c_str(), testing::distribution_name(distribution), our_error,
                   their_error, static_cast<long long>(differing_blocks), static_cast<long long>(blocks));
+    }
+  }
+}
+
+// F16 and BF16 from random float bit patterns (NaN, infinities, subnormals included).
+TEST(LlamaCppDifferential, HalfConversionsMatch) {
+  SKIP_WITHOUT_GGML();
+  struct Conversion {
+    DType type;
+    const char* to_half;
+    const char* to_float;
+  };
+  for (const Conversion& c :
+       {Conversion{DType::F16, "ggml_fp32_to_fp16_row", "ggml_fp16_to_fp32_row"},
+        Conversion{DType::BF16, "ggml_fp32_to_bf16_row_ref", "ggml_bf16_to_fp32_row"}}) {
+    auto to_half = reinterpret_cast<FloatToRow>(GgmlBase::instance().symbol(c.to_half));
+    auto to_float = reinterpret_cast<RowToFloat>(GgmlBase::instance().symbol(c.to_float));
+    ASSERT_NE(to_half, nullptr) << c.to_half;
+    ASSERT_NE(to_float, nullptr) << c.to_float;
+    testing::TestRandom random(77);
+    std::vector<float> values(1 << 16);
+    for (size_t i = 0; i < values.size(); ++i) {
+      // Half the values near the half-precision range, where the rounding decisions are.
+      const uint32_t bits = random.bits();
+      values[i] = std::bit_cast<float>(i % 2 ? bits : (bits & 0x87ffffffu) | 0x30000000u);
+    }
+    std::vector<uint16_t> ours(values.size()), theirs(values.size());
+    dtype_traits(c.type).quantize(values.data(), ours.data(), static_cast<int64_t>(values.size()));
+    to_half(values.data(), theirs.data(), static_cast<int64_t>(values.size()));
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (ours[i] != theirs[i] && mismatches++ < 5) {
+        ADD_FAILURE() << dtype_name(c.type) << " of " << values[i] << " (bits " << std::hex
+                      << std::bit_cast<uint32_t>(values[i]) << "): sinter " << ours[i] << ", llama.cpp "
+                      << theirs[i];
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << dtype_name(c.type);
+    std::vector<uint16_t> every(1 << 16);
+    for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
+    std::vector<float> our_floats(every.size()), their_floats(every.size());
+    dtype_traits(c.type).dequantize(every.data(), our_floats.data(), static_cast<int64_t>(every.size()));
+    to_float(every.data(), their_floats.data(), static_cast<int64_t>(every.size()));
+    for (size_t i = 0; i < every.size(); ++i) {
+      ASSERT_TRUE(same_float(our_floats[i], their_floats[i])) << dtype_name(c.type) << " bits " << i;
     }
   }
 }
