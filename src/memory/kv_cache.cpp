@@ -6,7 +6,16 @@
 
 namespace sinter {
 
-Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type) {
+size_t KvCache::bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type) {
+  size_t total = 0;
+  for (const auto& layer : layers) {
+    total += (row_bytes(type, layer.k_row) + row_bytes(type, layer.v_row)) * static_cast<size_t>(cells);
+  }
+  return total;
+}
+
+Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type,
+                                                 bool allocate) {
   if (cells <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
   if (type != DType::F16 && type != DType::F32 && type != DType::BF16) {
     return make_error(ErrorCode::kInvalidArgument, "KV cache type must be f16, bf16 or f32, not ", dtype_name(type));
@@ -15,23 +24,21 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>
   cache->type_ = type;
   cache->cells_.resize(static_cast<size_t>(cells));
   cache->deltas_.assign(static_cast<size_t>(cells), 0);
-  size_t total = 0;
-  for (const auto& layer : layers) {
-    total += row_bytes(type, layer.k_row) * static_cast<size_t>(cells);
-    total += row_bytes(type, layer.v_row) * static_cast<size_t>(cells);
-  }
+  const size_t total = bytes_for(layers, cells, type);
   cache->buffer_bytes_ = total;
-  cache->buffer_.reset(new (std::nothrow) uint8_t[total == 0 ? 1 : total]);
-  if (!cache->buffer_) {
-    return make_error(ErrorCode::kInvalidArgument, "cannot allocate ", total, " bytes for the KV cache");
+  if (allocate) {
+    cache->buffer_.reset(new (std::nothrow) uint8_t[total == 0 ? 1 : total]);
+    if (!cache->buffer_) {
+      return make_error(ErrorCode::kInvalidArgument, "cannot allocate ", total, " bytes for the KV cache");
+    }
+    std::memset(cache->buffer_.get(), 0, total);  // never read unwritten cells as garbage (NaN)
   }
-  std::memset(cache->buffer_.get(), 0, total);  // never read unwritten cells as garbage (NaN)
   uint8_t* p = cache->buffer_.get();
   for (size_t il = 0; il < layers.size(); ++il) {
     cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type, {layers[il].k_row, cells, 1, 1}, p));
-    p += row_bytes(type, layers[il].k_row) * static_cast<size_t>(cells);
-    cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type, {layers[il].v_row, cells, 1, 1}, p));
-    p += row_bytes(type, layers[il].v_row) * static_cast<size_t>(cells);
+    cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type, {layers[il].v_row, cells, 1, 1},
+                                             p == nullptr ? nullptr : p + row_bytes(type, layers[il].k_row) * static_cast<size_t>(cells)));
+    if (p != nullptr) p += (row_bytes(type, layers[il].k_row) + row_bytes(type, layers[il].v_row)) * static_cast<size_t>(cells);
   }
   return cache;
 }

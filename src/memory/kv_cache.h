@@ -32,7 +32,12 @@ struct CacheToken {
 
 class KvCache {
  public:
-  static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
+  // `allocate` false makes a cache with shapes but no memory: enough to build and plan graphs
+  // for memory estimates, never to run them.
+  static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type,
+                                                 bool allocate = true);
+  // Bytes a cache of this shape takes.
+  static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
 
   int32_t cell_count() const { return static_cast<int32_t>(cells_.size()); }
   int32_t used_cells() const { return used_; }

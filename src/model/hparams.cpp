@@ -99,11 +99,11 @@ void HParams::per_layer(std::string_view key_pattern, std::vector<uint32_t>& fie
   if (mode_ == Mode::kWrite) {
     bool uniform = true;
     for (uint32_t v : field) uniform = uniform && v == field.front();
-    if (!uniform || field.empty()) {
-      errors_.push_back(concat("metadata key '", key, "': only uniform per-layer values can be written"));
-      return;
+    if (uniform && !field.empty()) {
+      out_->set(key, GgufValue::of_u32(field.front()));
+    } else {
+      out_->set(key, GgufValue{GgufType::kArray, GgufArray::of<uint32_t>(field)});
     }
-    out_->set(key, GgufValue::of_u32(field.front()));
     record(key, field, false);
     return;
   }

@@ -49,8 +49,9 @@ struct LlamaHParams {
 };
 
 uint32_t tokenizer_vocab_size(const Metadata& metadata) {
-  auto tokens = metadata.find<std::vector<std::string>>("tokenizer.ggml.tokens");
-  return tokens && tokens->has_value() ? static_cast<uint32_t>((*tokens)->size()) : 0;
+  const GgufValue* tokens = metadata.find_value("tokenizer.ggml.tokens");
+  if (tokens == nullptr || tokens->type != GgufType::kArray) return 0;
+  return static_cast<uint32_t>(std::get<GgufArray>(tokens->data).size());
 }
 
 struct LlamaLayer {
