@@ -127,6 +127,11 @@ const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+const std::string& GgufFile::path() const {
+  static const std::string kNone;
+  return shards_.empty() ? kNone : shards_.front()->path();
+}
+
 uint64_t GgufFile::file_bytes() const {
   uint64_t total = 0;
   for (const auto& shard : shards_) total += shard->size();

@@ -58,8 +58,8 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufTensorInfo* find_tensor(std::string_view name) const;
   size_t shard_count() const { return shards_.size(); }
-  const std::string& path() const { return shards_.front()->path(); }
-  uint64_t file_bytes() const;  // all shards
+  const std::string& path() const;  // the first shard's; empty for a default-constructed file
+  uint64_t file_bytes() const;      // all shards
 
  private:
   // Adds a parsed file's tensors (and, for the first, its metadata); tensor names must be new.

@@ -46,35 +46,33 @@ std::string_view gguf_type_name(GgufType type);  // "uint32", "array"; "unknown"
 // Bytes of one stored scalar of this type; 0 for strings and arrays.
 size_t gguf_scalar_size(GgufType type);
 
-// The GGUF type that stores a C++ value type (uint32_t → kUint32, float → kFloat32, ...).
+// The GGUF type that stores a C++ value type: bool → kBool, an integer by its width and
+// signedness (uint32_t → kUint32, long long → kInt64), float → kFloat32, double → kFloat64,
+// std::string → kString.
 template <class T>
 constexpr GgufType gguf_type_of() {
-  if constexpr (std::is_same_v<T, bool>)
+  if constexpr (std::is_same_v<T, bool>) {
     return GgufType::kBool;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return GgufType::kUint8;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return GgufType::kInt8;
-  else if constexpr (std::is_same_v<T, uint16_t>)
-    return GgufType::kUint16;
-  else if constexpr (std::is_same_v<T, int16_t>)
-    return GgufType::kInt16;
-  else if constexpr (std::is_same_v<T, uint32_t>)
-    return GgufType::kUint32;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return GgufType::kInt32;
-  else if constexpr (std::is_same_v<T, uint64_t>)
-    return GgufType::kUint64;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return GgufType::kInt64;
-  else if constexpr (std::is_same_v<T, float>)
+  } else if constexpr (std::is_integral_v<T>) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+    constexpr bool kSigned = std::is_signed_v<T>;
+    if constexpr (sizeof(T) == 1)
+      return kSigned ? GgufType::kInt8 : GgufType::kUint8;
+    else if constexpr (sizeof(T) == 2)
+      return kSigned ? GgufType::kInt16 : GgufType::kUint16;
+    else if constexpr (sizeof(T) == 4)
+      return kSigned ? GgufType::kInt32 : GgufType::kUint32;
+    else
+      return kSigned ? GgufType::kInt64 : GgufType::kUint64;
+  } else if constexpr (std::is_same_v<T, float>) {
     return GgufType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>)
+  } else if constexpr (std::is_same_v<T, double>) {
     return GgufType::kFloat64;
-  else if constexpr (std::is_same_v<T, std::string>)
+  } else if constexpr (std::is_same_v<T, std::string>) {
     return GgufType::kString;
-  else
+  } else {
     static_assert(sizeof(T) == 0, "no GGUF type stores this C++ type");
+  }
 }
 
 struct GgufValue;

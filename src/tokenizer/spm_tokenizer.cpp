@@ -173,8 +173,10 @@ std::string SpmTokenizer::token_to_piece(TokenId id, bool render_special) const 
   if (!vocabulary_.contains(id)) return {};
   const std::string_view text = vocabulary_.text(id);
   switch (vocabulary_.type(id)) {
-    case TokenType::kNormal: return unescape_spaces(text);
-    case TokenType::kUserDefined: return std::string(text);
+    // User-defined pieces such as Gemma's "▁▁▁▁" stand for spaces too (Hugging Face's decoder
+    // turns every "▁" back into a space; llama.cpp writes user-defined pieces as they are).
+    case TokenType::kNormal:
+    case TokenType::kUserDefined: return unescape_spaces(text);
     case TokenType::kControl:
     case TokenType::kUnknown: return render_special ? std::string(text) : std::string();
     case TokenType::kByte: {

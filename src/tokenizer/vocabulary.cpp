@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <optional>
+#include <unordered_set>
 
 #include "core/log.h"
 
@@ -34,6 +35,59 @@ bool pre_adds_bos_by_default(std::string_view pre) {
                                                              "midm-2.0", "lfm2",      "jina-v5-nano"};
   return std::find(kNames.begin(), kNames.end(), pre) != kNames.end();
 }
+
+// Every text detect_special_tokens() looks for (to spot which of them a merge makes).
+constexpr std::string_view kMarkerTexts[] = {"<|eot_id|>",
+                                             "<|im_end|>",
+                                             "<|end|>",
+                                             "<end_of_turn>",
+                                             "<|endoftext|>",
+                                             "<|end_of_text|>",
+                                             "<EOT>",
+                                             "_<EOT>",
+                                             "[EOT]",
+                                             "<|eom_id|>",
+                                             "<|fim_prefix|>",
+                                             "<fim-prefix>",
+                                             "<fim_prefix>",
+                                             "<PRE>",
+                                             "<|code_prefix|>",
+                                             "<|prefix|>",
+                                             "<|fim_suffix|>",
+                                             "<fim-suffix>",
+                                             "<fim_suffix>",
+                                             "<SUF>",
+                                             "<|code_suffix|>",
+                                             "<|suffix|>",
+                                             "<|fim_middle|>",
+                                             "<fim-middle>",
+                                             "<fim_middle>",
+                                             "<MID>",
+                                             "<|code_middle|>",
+                                             "<|middle|>",
+                                             "<|fim_pad|>",
+                                             "<fim-pad>",
+                                             "<fim_pad>",
+                                             "<PAD>",
+                                             "[PAD]",
+                                             "<|fim_repo|>",
+                                             "<|repo_name|>",
+                                             "<fim-repo>",
+                                             "<REPO>",
+                                             "<reponame>",
+                                             "<|file_sep|>",
+                                             "<|return|>",
+                                             "<|call|>",
+                                             "<|flush|>",
+                                             "<|calls|>",
+                                             "</s>",
+                                             "[EOS]",
+                                             "<end_of_utterance>",
+                                             "<eos>",
+                                             "<turn|>",
+                                             "<|tool_response>",
+                                             "[e~["};
+constexpr size_t kLongestMarker = 24;
 
 }  // namespace
 
@@ -251,15 +305,33 @@ Status Vocabulary::load_strip_flags(const Metadata& metadata) {
 
 // Mirrors llama.cpp's detection by token text: the end-of-turn and fill-in-the-middle tokens a
 // converter did not name, and the end-of-generation set. Such tokens become control tokens (so
-// that their text in a prompt is read as the token), as llama.cpp makes them.
+// that their text in a prompt is read as the token), as llama.cpp makes them — except where the
+// token is ordinary text of a BPE vocabulary (a merge makes it, as "</s>" in Qwen's): there the
+// original tokenizer reads it as text, so sinter leaves it alone (llama.cpp does not).
 void Vocabulary::detect_special_tokens() {
   auto make_control = [&](TokenId id) {
     if (tokens_[id].type != TokenType::kControl) tokens_[id].type = TokenType::kControl;
   };
+  std::unordered_set<TokenId> ordinary;
+  if (kind_ == VocabularyKind::kBytePairEncoding) {
+    std::unordered_set<std::string_view> markers(std::begin(kMarkerTexts), std::end(kMarkerTexts));
+    std::string joined;
+    for (const auto& [left, right] : merges_) {
+      if (left.size() + right.size() > kLongestMarker) continue;
+      joined.assign(left).append(right);
+      if (!markers.count(joined)) continue;
+      const TokenId id = find(joined);
+      if (id != kNoToken && tokens_[id].type == TokenType::kNormal) ordinary.insert(id);
+    }
+  }
+  auto find_marker = [&](std::string_view text) {
+    const TokenId id = find(text);
+    return ordinary.count(id) ? kNoToken : id;
+  };
   auto detect = [&](TokenId* slot, std::initializer_list<std::string_view> texts) {
     if (*slot != kNoToken) return;
     for (std::string_view text : texts) {
-      const TokenId id = find(text);
+      const TokenId id = find_marker(text);
       if (id == kNoToken) continue;
       *slot = id;
       make_control(id);
@@ -318,7 +390,7 @@ void Vocabulary::detect_special_tokens() {
                                                    "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
                                                    "[e~["};
   for (std::string_view text : kEndTexts) {
-    const TokenId id = find(text);
+    const TokenId id = find_marker(text);
     if (id == kNoToken) continue;
     eog.push_back(id);
     make_control(id);

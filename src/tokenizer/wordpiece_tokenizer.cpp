@@ -31,15 +31,20 @@ Result<std::unique_ptr<Tokenizer>> WordPieceTokenizer::create(Vocabulary vocabul
 
 std::vector<std::string> WordPieceTokenizer::words(std::string_view raw) const {
   const std::string text = sanitize_utf8(raw);
-  // Clean: drop NUL, U+FFFD and control/format characters; every whitespace becomes ' '; CJK spaced.
+  // Clean: drop NUL, U+FFFD and other-category characters (Cc, Cf, Cs, Co, Cn); every whitespace
+  // becomes ' '; CJK ideographs get a space on each side.
   std::string cleaned;
   cleaned.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
     const uint32_t cp = utf8_decode(text, &pos);
-    if (is_unicode_whitespace(cp)) {
+    // Control characters go first: U+0085, \v and \f are whitespace but also controls, and
+    // BERT drops them (only \t, \n and \r count as whitespace among the controls).
+    if (cp == '\t' || cp == '\n' || cp == '\r') {
       cleaned += ' ';
     } else if (cp == 0 || cp == 0xfffd || unicode_is_other(cp)) {
       continue;
+    } else if (is_unicode_whitespace(cp)) {
+      cleaned += ' ';
     } else if (is_cjk(cp)) {
       cleaned += ' ';
       utf8_append(&cleaned, cp);

@@ -254,5 +254,17 @@ TEST(GgufMetadata, ArrayStorageIsCompact) {
   EXPECT_EQ(GgufArray::of(std::vector<int64_t>{-1}).at(0), GgufValue::of(int64_t{-1}));
 }
 
+TEST(GgufMetadata, CppTypesMapToGgufTypesByWidthAndSign) {
+  EXPECT_EQ(GgufValue::of(1ll << 40).type, GgufType::kInt64);  // long long is not int64_t's type
+  EXPECT_EQ(GgufValue::of(1ull).type, GgufType::kUint64);
+  EXPECT_EQ(GgufValue::of(static_cast<signed char>(-1)).type, GgufType::kInt8);
+  EXPECT_EQ(GgufValue::of(static_cast<unsigned short>(1)).type, GgufType::kUint16);
+  EXPECT_EQ(GgufValue::of(1).type, GgufType::kInt32);
+  EXPECT_EQ(GgufValue::of(1u).type, GgufType::kUint32);
+  EXPECT_EQ(GgufValue::of(1.0).type, GgufType::kFloat64);
+  EXPECT_EQ(GgufValue::of(std::string("s")).type, GgufType::kString);
+  EXPECT_EQ(*convert_value<int64_t>(GgufValue::of(-(1ll << 40)), "k"), -(1ll << 40));
+}
+
 }  // namespace
 }  // namespace sinter

@@ -106,8 +106,9 @@ TEST(GgufTruncation, CutInsideEachSectionNamesWhatWasBeingRead) {
   EXPECT_TRUE(error_mentions(cut_at(100), {"cannot fit in the 76 bytes that remain"}));
 
   // Cut each metadata entry right after its type, moved to be the file's only entry.
-  for (const char* key : {"general.architecture", "t.u8", "t.u16", "t.u32", "t.u64", "t.f32", "t.f64",
-                          "t.bool", "t.strings", "t.ints", "t.nested", "t.empty", "general.alignment"}) {
+  for (const char* key :
+       {"general.architecture", "t.u8", "t.i8", "t.u16", "t.i16", "t.u32", "t.i32", "t.f32", "t.bool",
+        "t.u64", "t.i64", "t.f64", "t.strings", "t.ints", "t.nested", "t.empty", "general.alignment"}) {
     SCOPED_TRACE(key);
     GgufBytes truncated = b;
     truncated.bytes().resize(b.at(std::string("value:") + key));

@@ -45,6 +45,7 @@ TokenId sample_ok(SamplerChain& chain, const std::vector<float>& logits) {
 
 std::vector<TokenId> sample_many(SamplerChain& chain, const std::vector<float>& logits, int count) {
   std::vector<TokenId> tokens;
+  tokens.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) tokens.push_back(sample_ok(chain, logits));
   return tokens;
 }
@@ -213,7 +214,7 @@ TEST(SamplerChain, AcceptRejectsTokensOutsideTheVocabulary) {
   SamplerChain chain = make_chain(SamplerOptions(), 4);
   EXPECT_FALSE(chain.accept(4).ok());
   EXPECT_FALSE(chain.accept(-1).ok());
-  EXPECT_NE(chain.accept(7).error().message().find("7"), std::string::npos);
+  EXPECT_NE(chain.accept(77).error().message().find("token 77"), std::string::npos);
 }
 
 // --- logit bias ---------------------------------------------------------------------------
@@ -276,23 +277,23 @@ TEST(SamplerChain, RejectsLogitsOfTheWrongSizeOrNonNumbers) {
 
 // --- reproducibility ----------------------------------------------------------------------
 
-const std::vector<float> kEightLogits = {1.0f, 2.5f, -0.5f, 0.25f, 3.0f, 2.5f, -2.0f, 0.75f};
+const std::vector<float> eight_logits = {1.0f, 2.5f, -0.5f, 0.25f, 3.0f, 2.5f, -2.0f, 0.75f};
 
 TEST(SamplerChain, SameSeedSameTokens) {
   SamplerOptions options;  // the default chain
   options.seed = 987654321;
   SamplerChain a = make_chain(options, 8);
   SamplerChain b = make_chain(options, 8);
-  const std::vector<TokenId> first = sample_many(a, kEightLogits, 1000);
-  EXPECT_EQ(first, sample_many(b, kEightLogits, 1000));
+  const std::vector<TokenId> first = sample_many(a, eight_logits, 1000);
+  EXPECT_EQ(first, sample_many(b, eight_logits, 1000));
   a.reset();
-  EXPECT_EQ(first, sample_many(a, kEightLogits, 1000));
+  EXPECT_EQ(first, sample_many(a, eight_logits, 1000));
 }
 
 TEST(SamplerChain, DifferentSeedsDiffer) {
   SamplerChain a = make_chain(plain_options(1), 8);
   SamplerChain b = make_chain(plain_options(2), 8);
-  EXPECT_NE(sample_many(a, kEightLogits, 1000), sample_many(b, kEightLogits, 1000));
+  EXPECT_NE(sample_many(a, eight_logits, 1000), sample_many(b, eight_logits, 1000));
 }
 
 TEST(SamplerChain, RandomSeedIsReportedAndReproduces) {
@@ -303,7 +304,7 @@ TEST(SamplerChain, RandomSeedIsReportedAndReproduces) {
   EXPECT_NE(random.seed(), other_random.seed());
   options.seed = random.seed();
   SamplerChain replay = make_chain(options, 8);
-  EXPECT_EQ(sample_many(random, kEightLogits, 200), sample_many(replay, kEightLogits, 200));
+  EXPECT_EQ(sample_many(random, eight_logits, 200), sample_many(replay, eight_logits, 200));
 }
 
 // Golden sequences from tests/sample/reference_sampler.py (an independent transcription of the
@@ -312,7 +313,7 @@ TEST(SamplerChain, GoldenSequencePlainDraw) {
   SamplerChain chain = make_chain(plain_options(1234), 8);
   const std::vector<TokenId> expected = {0, 5, 4, 5, 1, 5, 4, 1, 4, 4, 4, 1,
                                          1, 4, 4, 5, 4, 7, 7, 5, 5, 1, 4, 0};
-  EXPECT_EQ(sample_many(chain, kEightLogits, 24), expected);
+  EXPECT_EQ(sample_many(chain, eight_logits, 24), expected);
 }
 
 TEST(SamplerChain, GoldenSequenceDefaultChain) {
@@ -321,7 +322,7 @@ TEST(SamplerChain, GoldenSequenceDefaultChain) {
   SamplerChain chain = make_chain(options, 8);
   const std::vector<TokenId> expected = {4, 1, 5, 1, 1, 4, 4, 4, 5, 4, 4, 4,
                                          4, 4, 5, 1, 4, 4, 4, 5, 5, 4, 4, 5};
-  EXPECT_EQ(sample_many(chain, kEightLogits, 24), expected);
+  EXPECT_EQ(sample_many(chain, eight_logits, 24), expected);
 }
 
 // --- statistics of the draw ---------------------------------------------------------------

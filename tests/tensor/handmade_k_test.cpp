@@ -42,11 +42,13 @@ TEST(HandmadeK, Q2_KScaleAndMinNibbles) {
   }
 }
 
-// Q3_K scales: biased 6-bit S_j = 4j + 1 (so s_j = 4j - 31). Low nibbles: S_j & 15 cycles
-// 1, 5, 9, 13; byte j (< 8) holds S_j low and S_{j+8} low in its high nibble. High 2 bits
-// S_j >> 4 = j / 4, in byte 8 + j % 4 at bits 2·(j / 4): every one of bytes 8..11 is
+// Q3_K scales: biased 6-bit S = {1, 5, 9, 13, 17, 21, 25, 29, 35, 39, 43, 47, 51, 55, 59, 63}
+// (s_j = S_j - 32). Byte j (< 8) holds the low nibble of S_j (1, 5, 9, 13, 1, 5, 9, 13) and in
+// its high nibble that of S_{j+8} (3, 7, 11, 15, 3, 7, 11, 15). The top 2 bits S_j >> 4 = j / 4
+// sit in byte 8 + j % 4 at bits 2·(j / 4): every one of bytes 8..11 is
 // 0 | 1 << 2 | 2 << 4 | 3 << 6 = 0xe4.
-constexpr uint8_t kQ3Scales[12] = {0x11, 0x55, 0x99, 0xdd, 0x11, 0x55, 0x99, 0xdd, 0xe4, 0xe4, 0xe4, 0xe4};
+constexpr uint8_t kQ3Scales[12] = {0x31, 0x75, 0xb9, 0xfd, 0x31, 0x75, 0xb9, 0xfd, 0xe4, 0xe4, 0xe4, 0xe4};
+constexpr int kQ3EffectiveScales[16] = {-31, -27, -23, -19, -15, -11, -7, -3, 3, 7, 11, 15, 19, 23, 27, 31};
 
 TEST(HandmadeK, Q3_KHmaskAndSixBitScales) {
   BlockQ3_K block{};
@@ -58,22 +60,22 @@ TEST(HandmadeK, Q3_KHmaskAndSixBitScales) {
   EXPECT_EQ(values[0], -46.5f);    // low 3, hmask[0] = 3 bit 0 set: q = 3; 0.5·(-31)·3
   EXPECT_EQ(values[33], 34.5f);    // low 1, hmask[1] = 40 bit 1 clear: q = -3; 0.5·(-23)·(-3)
   EXPECT_EQ(values[100], 10.5f);   // low 1, hmask[4] = 151 bit 3 clear: q = -3; 0.5·(-7)·(-3)
-  EXPECT_EQ(values[200], -34.0f);  // low 0, hmask[8] = 43 bit 6 clear: q = -4; 0.5·17·(-4)
+  EXPECT_EQ(values[200], -38.0f);  // low 0, hmask[8] = 43 bit 6 clear: q = -4; 0.5·19·(-4)
   for (int i = 0; i < 256; ++i) {
     const int bit = 4 * (i / 128) + (i % 128) / 32;
     const int q = plane_level(block.qs, i) - ((block.hmask[i % 32] >> bit) & 1 ? 0 : 4);
-    EXPECT_EQ(values[i], 0.5f * static_cast<float>(4 * (i / 16) - 31) * static_cast<float>(q)) << i;
+    EXPECT_EQ(values[i], 0.5f * static_cast<float>(kQ3EffectiveScales[i / 16]) * static_cast<float>(q)) << i;
   }
 }
 
-// Q4_K/Q5_K scales S = {1, 2, 3, 4, 20, 40, 50, 63} and mins M = {5, 6, 7, 8, 17, 33, 48, 62}:
+// Q4_K/Q5_K scales S = {1, 2, 3, 4, 20, 40, 50, 63} and mins M = {5, 6, 7, 8, 49, 1, 17, 35}:
 // bytes 0..3 = S_0..3 with the top 2 bits of S_4..7 (1, 2, 3, 3) at bits 6-7: 0x41 0x82 0xc3 0xc4;
-// bytes 4..7 = M_0..3 with the top 2 bits of M_4..7 (1, 2, 3, 3): 0x45 0x86 0xc7 0xc8;
-// bytes 8..11 = low nibbles of S_4..7 (4, 8, 2, 15) | low nibbles of M_4..7 (1, 1, 0, 14) << 4.
-constexpr uint8_t kScaleMinBytes[12] = {0x41, 0x82, 0xc3, 0xc4, 0x45, 0x86,
-                                        0xc7, 0xc8, 0x14, 0x18, 0x02, 0xef};
+// bytes 4..7 = M_0..3 with the top 2 bits of M_4..7 (3, 0, 1, 2): 0xc5 0x06 0x47 0x88;
+// bytes 8..11 = low nibbles of S_4..7 (4, 8, 2, 15) | low nibbles of M_4..7 (1, 1, 1, 3) << 4.
+constexpr uint8_t kScaleMinBytes[12] = {0x41, 0x82, 0xc3, 0xc4, 0xc5, 0x06,
+                                        0x47, 0x88, 0x14, 0x18, 0x12, 0x3f};
 constexpr int kScales[8] = {1, 2, 3, 4, 20, 40, 50, 63};
-constexpr int kMins[8] = {5, 6, 7, 8, 17, 33, 48, 62};
+constexpr int kMins[8] = {5, 6, 7, 8, 49, 1, 17, 35};
 
 // 4-bit chunks: value 64·c + l is the low nibble of qs[32·c + l], value 64·c + 32 + l the high.
 int chunk_nibble(const uint8_t* qs, int i) {
@@ -88,11 +90,11 @@ TEST(HandmadeK, Q4_KPackedScalesAndMins) {
   std::copy(std::begin(kScaleMinBytes), std::end(kScaleMinBytes), block.scales);
   for (int k = 0; k < 128; ++k) block.qs[k] = pattern_byte(k);
   const auto values = dequantize_block(DType::Q4_K, block);
-  EXPECT_EQ(values[0], 5.75f);     // qs[0] = 7 low: 1·7 - 0.25·5
-  EXPECT_EQ(values[40], 26.5f);    // qs[8] = 0xef high = 14: 2·14 - 0.25·6
-  EXPECT_EQ(values[150], 95.75f);  // qs[86] = 0xc5 low = 5: 20·5 - 0.25·17
-  EXPECT_EQ(values[200], 738.0f);  // qs[104] = 0xcf low = 15: 50·15 - 0.25·48
-  EXPECT_EQ(values[255], 362.5f);  // qs[127] = 0x6a high = 6: 63·6 - 0.25·62
+  EXPECT_EQ(values[0], 5.75f);      // qs[0] = 7 low: 1·7 - 0.25·5
+  EXPECT_EQ(values[40], 26.5f);     // qs[8] = 0xef high = 14: 2·14 - 0.25·6
+  EXPECT_EQ(values[150], 87.75f);   // qs[86] = 0xc5 low = 5: 20·5 - 0.25·49
+  EXPECT_EQ(values[200], 745.75f);  // qs[104] = 0xcf low = 15: 50·15 - 0.25·17
+  EXPECT_EQ(values[255], 369.25f);  // qs[127] = 0x6a high = 6: 63·6 - 0.25·35
   for (int i = 0; i < 256; ++i) {
     const int g = i / 32;
     EXPECT_EQ(values[i], static_cast<float>(kScales[g] * chunk_nibble(block.qs, i)) -
@@ -111,9 +113,9 @@ TEST(HandmadeK, Q5_KFifthBitInQh) {
   const auto values = dequantize_block(DType::Q5_K, block);
   EXPECT_EQ(values[0], 21.75f);     // 7 + 16 (qh[0] = 3, bit 0): 1·23 - 1.25
   EXPECT_EQ(values[40], 58.5f);     // 14 + 16 (qh[8] = 43, bit 1): 2·30 - 1.5
-  EXPECT_EQ(values[150], 415.75f);  // 5 + 16 (qh[22] = 49, bit 4): 20·21 - 4.25
-  EXPECT_EQ(values[200], 738.0f);   // 15 (qh[8] = 43, bit 6 clear): 50·15 - 12
-  EXPECT_EQ(values[255], 362.5f);   // 6 (qh[31] = 126, bit 7 clear): 63·6 - 15.5
+  EXPECT_EQ(values[150], 407.75f);  // 5 + 16 (qh[22] = 49, bit 4): 20·21 - 12.25
+  EXPECT_EQ(values[200], 745.75f);  // 15 (qh[8] = 43, bit 6 clear): 50·15 - 4.25
+  EXPECT_EQ(values[255], 369.25f);  // 6 (qh[31] = 126, bit 7 clear): 63·6 - 8.75
   for (int i = 0; i < 256; ++i) {
     const int g = i / 32;
     const int bit = 2 * (i / 64) + (i % 64) / 32;
