@@ -119,6 +119,7 @@ inline Status ok_status() { return Status(); }
   } while (0)
 
 // `SINTER_ASSIGN(auto x, f());` declares x from a successful Result or returns its error.
+// It expands to several statements: never use it as the body of an unbraced if/for.
 #define SINTER_ASSIGN(lhs, expr) SINTER_ASSIGN_IMPL(SINTER_CONCAT(sinter_assign_, __LINE__), lhs, expr)
 #define SINTER_ASSIGN_IMPL(tmp, lhs, expr)          \
   auto tmp = (expr);                                \

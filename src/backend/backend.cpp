@@ -1,0 +1,47 @@
+#include "backend/backend.h"
+
+#include <map>
+
+namespace sinter {
+namespace {
+
+std::map<std::string, BackendFactory, std::less<>>& registry() {
+  static std::map<std::string, BackendFactory, std::less<>> backends;
+  return backends;
+}
+
+}  // namespace
+
+const char* execution_path_name(ExecutionPath path) {
+  switch (path) {
+    case ExecutionPath::kDirect: return "direct";
+    case ExecutionPath::kRepacked: return "repacked";
+    case ExecutionPath::kDequantized: return "dequantized";
+    case ExecutionPath::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+BackendRegistration::BackendRegistration(std::string name, BackendFactory factory) {
+  registry()[std::move(name)] = std::move(factory);
+}
+
+Result<std::unique_ptr<Backend>> create_backend(std::string_view name, const BackendOptions& options) {
+  const auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (const auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
+    return make_error(ErrorCode::kNotFound, "unknown backend '", name, "' (known: ", known, ")");
+  }
+  return it->second(options);
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, f] : registry()) names.push_back(n);
+  return names;
+}
+
+std::vector<Op> weight_ops() { return {Op::kMatMul, Op::kGetRows}; }
+
+}  // namespace sinter

@@ -1,0 +1,108 @@
+// The CPU backend: a persistent thread pool runs a whole graph in one parallel region, every
+// thread taking its share of each node and meeting the others at a spinning barrier.
+#include <algorithm>
+#include <memory>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/thread_pool.h"
+
+namespace sinter::cpu {
+namespace {
+
+bool has_dequantizer(DType type) { return dtype_traits(type).dequantize != nullptr; }
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) : pool_(threads), scratch_(static_cast<size_t>(pool_.size())) {}
+
+  std::string_view name() const override { return "cpu"; }
+  int threads() const override { return pool_.size(); }
+
+  ExecutionPath path(Op op, DType weight_type) const override {
+    switch (op) {
+      case Op::kMatMul:
+      case Op::kGetRows:
+        // Row by row on the file's blocks: a weight row is decoded into a row-sized buffer
+        // when it is used, never the whole matrix.
+        return has_dequantizer(weight_type) ? ExecutionPath::kDirect : ExecutionPath::kUnsupported;
+      default:
+        return ExecutionPath::kUnsupported;
+    }
+  }
+
+  size_t scratch_bytes(const Graph& graph) const override {
+    size_t floats = 0;
+    for (const Tensor* node : graph.nodes()) floats = std::max(floats, scratch_floats(*node));
+    return floats * sizeof(float) * static_cast<size_t>(pool_.size());
+  }
+
+  Status compute(Graph& graph) override {
+    SINTER_TRY(check_supported(graph));
+    size_t floats = 0;
+    for (const Tensor* node : graph.nodes()) floats = std::max(floats, scratch_floats(*node));
+    for (auto& s : scratch_) {
+      if (s.floats.size() < floats) s.floats.resize(floats);
+    }
+    pool_.run([&](const ThreadContext& thread) {
+      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], graph};
+      for (const Tensor* node : graph.nodes()) {
+        if (run_node(*node, ctx)) thread.barrier();
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  // Returns false for nodes that compute nothing (leaves and views).
+  static bool run_node(const Tensor& node, const OpContext& ctx) {
+    switch (node.op) {
+      case Op::kLeaf:
+      case Op::kView: return false;
+      case Op::kGetRows: run_get_rows(node, ctx); break;
+      case Op::kMatMul: run_mul_mat(node, ctx); break;
+      case Op::kRmsNorm: run_rms_norm(node, ctx); break;
+      case Op::kNorm: run_norm(node, ctx); break;
+      case Op::kAdd:
+      case Op::kMul: run_binary(node, ctx); break;
+      case Op::kScale:
+      case Op::kSilu:
+      case Op::kGelu: run_unary(node, ctx); break;
+      case Op::kSwiGlu:
+      case Op::kGeGlu: run_gated(node, ctx); break;
+      case Op::kRope: run_rope(node, ctx); break;
+      case Op::kRopeShift: run_rope_shift(node, ctx); break;
+      case Op::kStoreRows: run_store_rows(node, ctx); break;
+      case Op::kAttention: run_attention(node, ctx); break;
+      case Op::kCopy: run_copy(node, ctx); break;
+    }
+    return true;
+  }
+
+  Status check_supported(const Graph& graph) const {
+    for (const Tensor* node : graph.nodes()) {
+      if ((node->op == Op::kMatMul || node->op == Op::kGetRows) &&
+          path(node->op, node->src[0]->type) == ExecutionPath::kUnsupported) {
+        return make_error(ErrorCode::kUnsupported, "cpu backend cannot run ", op_name(node->op), " on ",
+                          dtype_name(node->src[0]->type), " weights (", node->src[0]->name, ")");
+      }
+      const bool converts = node->op == Op::kCopy || node->op == Op::kStoreRows || node->op == Op::kRopeShift;
+      if (converts && dtype_traits(node->type).quantize == nullptr) {
+        return make_error(ErrorCode::kUnsupported, "cpu backend cannot write ", dtype_name(node->type),
+                          " (", node->name, ")");
+      }
+    }
+    return ok_status();
+  }
+
+  ThreadPool pool_;
+  std::vector<Scratch> scratch_;
+};
+
+const BackendRegistration kCpu{"cpu", [](const BackendOptions& options) -> Result<std::unique_ptr<Backend>> {
+  const int threads = options.threads > 0 ? options.threads : default_thread_count();
+  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(threads));
+}};
+
+}  // namespace
+}  // namespace sinter::cpu

@@ -1,0 +1,46 @@
+// The CPU backend's ops. Each runs its share of one graph node on one thread of the pool:
+// work is split over output rows (never over the reduction dimension), so every output value
+// is computed by the same sequence of operations whatever the batch or thread count.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "graph/graph.h"
+
+namespace sinter::cpu {
+
+// Per-thread scratch memory, sized before the graph runs (nothing is allocated per token).
+struct Scratch {
+  std::vector<float> floats;
+};
+
+struct OpContext {
+  const ThreadContext& thread;
+  Scratch& scratch;
+  const Graph& graph;
+};
+
+// Floats of scratch each thread needs for this node.
+size_t scratch_floats(const Tensor& node);
+
+void run_get_rows(const Tensor& dst, const OpContext& ctx);
+void run_mul_mat(const Tensor& dst, const OpContext& ctx);
+void run_rms_norm(const Tensor& dst, const OpContext& ctx);
+void run_norm(const Tensor& dst, const OpContext& ctx);
+void run_binary(const Tensor& dst, const OpContext& ctx);   // add, mul
+void run_unary(const Tensor& dst, const OpContext& ctx);    // scale, silu, gelu
+void run_gated(const Tensor& dst, const OpContext& ctx);    // swiglu, geglu
+void run_copy(const Tensor& dst, const OpContext& ctx);
+void run_rope(const Tensor& dst, const OpContext& ctx);
+void run_rope_shift(const Tensor& dst, const OpContext& ctx);
+void run_store_rows(const Tensor& dst, const OpContext& ctx);
+void run_attention(const Tensor& dst, const OpContext& ctx);
+
+// Shared numerics.
+float dot_f32(const float* a, const float* b, int64_t n);
+// Converts one row of any dequantizable type to F32.
+void row_to_f32(DType type, const void* row, float* out, int64_t n);
+
+}  // namespace sinter::cpu

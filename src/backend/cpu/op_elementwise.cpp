@@ -1,0 +1,140 @@
+// Norms and element-wise ops on F32 rows.
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/cpu_ops.h"
+
+namespace sinter::cpu {
+namespace {
+
+const float* row_f32(const Tensor& t, int64_t r) {
+  const int64_t i1 = r % t.ne[1];
+  const int64_t i2 = (r / t.ne[1]) % t.ne[2];
+  const int64_t i3 = r / (t.ne[1] * t.ne[2]);
+  return reinterpret_cast<const float*>(t.row(i1, i2, i3));
+}
+
+float* row_f32_mutable(const Tensor& t, int64_t r) { return const_cast<float*>(row_f32(t, r)); }
+
+// b's row for a's row r when b broadcasts over a (dimensions of 1 repeat).
+const float* broadcast_row(const Tensor& a, const Tensor& b, int64_t r) {
+  const int64_t i1 = r % a.ne[1];
+  const int64_t i2 = (r / a.ne[1]) % a.ne[2];
+  const int64_t i3 = r / (a.ne[1] * a.ne[2]);
+  return reinterpret_cast<const float*>(b.row(i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+float gelu(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
+
+}  // namespace
+
+void run_rms_norm(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& x = *dst.src[0];
+  const float eps = dst.param_float(0);
+  const int64_t n = x.ne[0];
+  for (int64_t r = ctx.thread.share_begin(x.rows()); r < ctx.thread.share_end(x.rows()); ++r) {
+    const float* in = row_f32(x, r);
+    float* out = row_f32_mutable(dst, r);
+    double sum = 0.0;  // double: the mean of squares of thousands of values
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(in[i] * in[i]);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(n)) + eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] * scale;
+  }
+}
+
+void run_norm(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& x = *dst.src[0];
+  const float eps = dst.param_float(0);
+  const int64_t n = x.ne[0];
+  for (int64_t r = ctx.thread.share_begin(x.rows()); r < ctx.thread.share_end(x.rows()); ++r) {
+    const float* in = row_f32(x, r);
+    float* out = row_f32_mutable(dst, r);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += in[i];
+    const auto mean = static_cast<float>(sum / static_cast<double>(n));
+    double variance = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = in[i] - mean;
+      out[i] = d;
+      variance += static_cast<double>(d * d);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(variance / static_cast<double>(n)) + eps);
+    for (int64_t i = 0; i < n; ++i) out[i] *= scale;
+  }
+}
+
+void run_binary(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const Tensor& b = *dst.src[1];
+  const int64_t n = a.ne[0];
+  const bool add = dst.op == Op::kAdd;
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const float* x = row_f32(a, r);
+    const float* y = broadcast_row(a, b, r);
+    float* out = row_f32_mutable(dst, r);
+    if (add) {
+      for (int64_t i = 0; i < n; ++i) out[i] = x[i] + y[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * y[i];
+    }
+  }
+}
+
+void run_unary(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const int64_t n = a.ne[0];
+  const float s = dst.param_float(0);
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const float* x = row_f32(a, r);
+    float* out = row_f32_mutable(dst, r);
+    switch (dst.op) {
+      case Op::kScale: for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s; break;
+      case Op::kSilu: for (int64_t i = 0; i < n; ++i) out[i] = silu(x[i]); break;
+      case Op::kGelu: for (int64_t i = 0; i < n; ++i) out[i] = gelu(x[i]); break;
+      default: break;
+    }
+  }
+}
+
+void run_gated(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& gate = *dst.src[0];
+  const Tensor& up = *dst.src[1];
+  const int64_t n = gate.ne[0];
+  const bool swiglu = dst.op == Op::kSwiGlu;
+  for (int64_t r = ctx.thread.share_begin(gate.rows()); r < ctx.thread.share_end(gate.rows()); ++r) {
+    const float* g = row_f32(gate, r);
+    const float* u = row_f32(up, r);
+    float* out = row_f32_mutable(dst, r);
+    if (swiglu) {
+      for (int64_t i = 0; i < n; ++i) out[i] = silu(g[i]) * u[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = gelu(g[i]) * u[i];
+    }
+  }
+}
+
+void run_copy(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const int64_t n = a.ne[0];
+  float* staging = ctx.scratch.floats.data();
+  const auto& out_traits = dtype_traits(dst.type);
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const int64_t i1 = r % a.ne[1];
+    const int64_t i2 = (r / a.ne[1]) % a.ne[2];
+    const int64_t i3 = r / (a.ne[1] * a.ne[2]);
+    const uint8_t* in = a.row(i1, i2, i3);
+    if (a.nb[0] == dtype_traits(a.type).block_bytes) {
+      row_to_f32(a.type, in, staging, n);
+    } else {  // strided elements (a transposed view of F32)
+      for (int64_t i = 0; i < n; ++i) staging[i] = *reinterpret_cast<const float*>(in + i * a.nb[0]);
+    }
+    out_traits.quantize(staging, dst.row(i1, i2, i3), n);
+  }
+}
+
+}  // namespace sinter::cpu

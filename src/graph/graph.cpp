@@ -1,0 +1,225 @@
+#include "graph/graph.h"
+
+#include <stdexcept>
+
+namespace sinter {
+namespace {
+
+// Builder misuse is a bug in model code, not bad input: fail loudly at build time.
+void require(bool condition, const char* what, const Tensor* a, const Tensor* b = nullptr) {
+  if (condition) return;
+  std::string message = std::string("graph: ") + what + ": " + a->name + " " + a->shape_string();
+  if (b != nullptr) message += " and " + b->name + " " + b->shape_string();
+  throw std::logic_error(message);
+}
+
+bool same_shape(const Tensor* a, const Tensor* b) { return a->ne == b->ne; }
+
+// b broadcasts over a when each of b's dimensions is 1 or equal to a's.
+bool broadcasts(const Tensor* a, const Tensor* b) {
+  for (int i = 0; i < kMaxDims; ++i) {
+    if (b->ne[i] != 1 && b->ne[i] != a->ne[i]) return false;
+  }
+  return b->ne[0] == a->ne[0];
+}
+
+void store_rope_params(Tensor* node, const RopeParams& p) {
+  node->params[kRopeNRot] = p.n_rot;
+  node->params[kRopeNeox] = p.neox ? 1 : 0;
+  node->params[kRopeNCtxOrig] = p.n_ctx_orig;
+  node->set_param_float(kRopeFreqBase, p.freq_base);
+  node->set_param_float(kRopeFreqScale, p.freq_scale);
+  node->set_param_float(kRopeExtFactor, p.ext_factor);
+  node->set_param_float(kRopeAttnFactor, p.attn_factor);
+  node->set_param_float(kRopeBetaFast, p.beta_fast);
+  node->set_param_float(kRopeBetaSlow, p.beta_slow);
+}
+
+}  // namespace
+
+RopeParams rope_params_of(const Tensor& node) {
+  RopeParams p;
+  p.n_rot = node.params[kRopeNRot];
+  p.neox = node.params[kRopeNeox] != 0;
+  p.n_ctx_orig = node.params[kRopeNCtxOrig];
+  p.freq_base = node.param_float(kRopeFreqBase);
+  p.freq_scale = node.param_float(kRopeFreqScale);
+  p.ext_factor = node.param_float(kRopeExtFactor);
+  p.attn_factor = node.param_float(kRopeAttnFactor);
+  p.beta_fast = node.param_float(kRopeBetaFast);
+  p.beta_slow = node.param_float(kRopeBetaSlow);
+  return p;
+}
+
+Tensor* Graph::new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne, std::initializer_list<Tensor*> sources) {
+  Tensor& t = storage_.emplace_back();
+  t.op = op;
+  t.type = type;
+  t.ne = ne;
+  t.nb = contiguous_strides(type, ne);
+  int i = 0;
+  for (Tensor* s : sources) t.src[i++] = s;
+  t.name = op_name(op);
+  all_.push_back(&t);
+  return &t;
+}
+
+Tensor* Graph::named(Tensor* t, const std::string& base, int layer) {
+  t->name = layer < 0 ? base : base + "-" + std::to_string(layer);
+  return t;
+}
+
+Tensor* Graph::input(const std::string& name, DType type, std::array<int64_t, kMaxDims> ne) {
+  Tensor* t = new_node(Op::kLeaf, type, ne, {});
+  t->role = TensorRole::kInput;
+  t->name = name;
+  inputs_.push_back(t);
+  return t;
+}
+
+Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
+  require(ids->type == DType::I32 && ids->ne[1] == 1, "get_rows needs I32 ids [k]", ids);
+  return new_node(Op::kGetRows, DType::F32, {table->ne[0], ids->ne[0], 1, 1}, {table, ids});
+}
+
+Tensor* Graph::mul_mat(Tensor* weight, Tensor* x) {
+  require(weight->ne[0] == x->ne[0], "mul_mat inner dimensions differ", weight, x);
+  require(x->type == DType::F32 && weight->ne[2] == 1 && weight->ne[3] == 1, "mul_mat operands", weight, x);
+  return new_node(Op::kMatMul, DType::F32, {weight->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {weight, x});
+}
+
+Tensor* Graph::rms_norm(Tensor* x, float eps) {
+  Tensor* t = new_node(Op::kRmsNorm, DType::F32, x->ne, {x});
+  t->set_param_float(0, eps);
+  return t;
+}
+
+Tensor* Graph::norm(Tensor* x, float eps) {
+  Tensor* t = new_node(Op::kNorm, DType::F32, x->ne, {x});
+  t->set_param_float(0, eps);
+  return t;
+}
+
+Tensor* Graph::add(Tensor* a, Tensor* b) {
+  require(broadcasts(a, b), "add shapes", a, b);
+  return new_node(Op::kAdd, DType::F32, a->ne, {a, b});
+}
+
+Tensor* Graph::mul(Tensor* a, Tensor* b) {
+  require(broadcasts(a, b), "mul shapes", a, b);
+  return new_node(Op::kMul, DType::F32, a->ne, {a, b});
+}
+
+Tensor* Graph::scale(Tensor* a, float s) {
+  Tensor* t = new_node(Op::kScale, DType::F32, a->ne, {a});
+  t->set_param_float(0, s);
+  return t;
+}
+
+Tensor* Graph::silu(Tensor* a) { return new_node(Op::kSilu, DType::F32, a->ne, {a}); }
+Tensor* Graph::gelu(Tensor* a) { return new_node(Op::kGelu, DType::F32, a->ne, {a}); }
+
+Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
+  require(same_shape(gate, up), "swiglu shapes", gate, up);
+  return new_node(Op::kSwiGlu, DType::F32, gate->ne, {gate, up});
+}
+
+Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
+  require(same_shape(gate, up), "geglu shapes", gate, up);
+  return new_node(Op::kGeGlu, DType::F32, gate->ne, {gate, up});
+}
+
+Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors) {
+  require(positions->type == DType::I32 && positions->ne[0] == x->ne[2], "rope positions", x, positions);
+  require(params.n_rot > 0 && params.n_rot <= x->ne[0] && params.n_rot % 2 == 0, "rope n_rot", x);
+  Tensor* t = new_node(Op::kRope, DType::F32, x->ne, {x, positions, freq_factors});
+  store_rope_params(t, params);
+  t->params[kRopeHeadDim] = static_cast<int32_t>(x->ne[0]);
+  return t;
+}
+
+Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
+  require(cache->ne[0] * slots->ne[0] == rows->elements() && slots->type == DType::I32,
+          "store_rows shapes", cache, rows);
+  Tensor* t = new_node(Op::kStoreRows, cache->type, cache->ne, {cache, rows, slots});
+  t->nb = cache->nb;
+  t->view_source = cache;  // aliases the cache: nothing to allocate
+  return t;
+}
+
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params) {
+  const int64_t head_dim = q->ne[0];
+  require(k->ne[0] % head_dim == 0 && q->ne[1] % (k->ne[0] / head_dim) == 0, "attention heads", q, k);
+  require(k->ne[1] == v->ne[1], "attention cache sizes", k, v);
+  const int64_t head_dim_v = v->ne[0] / (k->ne[0] / head_dim);
+  Tensor* t = new_node(Op::kAttention, DType::F32, {head_dim_v * q->ne[1], q->ne[2], 1, 1}, {q, k, v});
+  t->set_param_float(0, params.scale);
+  t->set_param_float(1, params.softcap);
+  t->params[2] = params.index_slot;
+  if (static_cast<int>(attention_indices_.size()) <= params.index_slot) {
+    attention_indices_.resize(static_cast<size_t>(params.index_slot) + 1);
+  }
+  return t;
+}
+
+Tensor* Graph::rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
+                          Tensor* freq_factors) {
+  require(deltas->type == DType::I32 && deltas->ne[0] == cache->ne[1], "rope_shift deltas", cache, deltas);
+  Tensor* t = new_node(Op::kRopeShift, cache->type, cache->ne, {cache, deltas, freq_factors});
+  t->nb = cache->nb;
+  t->view_source = cache;
+  store_rope_params(t, params);
+  t->params[kRopeHeadDim] = head_dim;
+  return t;
+}
+
+Tensor* Graph::copy(Tensor* a, DType type) { return new_node(Op::kCopy, type, a->ne, {a}); }
+
+Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {
+  require(a->is_contiguous(), "reshape of a non-contiguous tensor", a);
+  Tensor* t = new_node(Op::kView, a->type, ne, {a});
+  require(t->elements() == a->elements(), "reshape changes the element count", a, t);
+  t->view_source = a;
+  return t;
+}
+
+Tensor* Graph::view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset) {
+  Tensor* t = new_node(Op::kView, a->type, ne, {a});
+  t->nb = nb;
+  t->view_source = a;
+  t->view_offset = offset;
+  return t;
+}
+
+void Graph::mark_output(Tensor* t) {
+  t->is_output = true;
+  outputs_.push_back(t);
+}
+
+void Graph::finalize() {
+  // Nodes were created in dependency order; keep those the outputs reach.
+  std::vector<char> needed(all_.size(), 0);
+  for (Tensor* t : all_) t->index = -1;
+  for (size_t i = 0; i < all_.size(); ++i) all_[i]->index = static_cast<int32_t>(i);
+  for (Tensor* t : outputs_) needed[t->index] = 1;
+  for (size_t i = all_.size(); i-- > 0;) {
+    if (!needed[i]) continue;
+    for (Tensor* s : all_[i]->src) {
+      if (s != nullptr && s->index >= 0) needed[s->index] = 1;
+    }
+  }
+  order_.clear();
+  for (size_t i = 0; i < all_.size(); ++i) {
+    if (needed[i]) order_.push_back(all_[i]);
+  }
+  for (size_t i = 0; i < order_.size(); ++i) order_[i]->index = static_cast<int32_t>(i);
+}
+
+Tensor* Graph::find(const std::string& name) const {
+  for (Tensor* t : order_) {
+    if (t->name == name) return t;
+  }
+  return nullptr;
+}
+
+}  // namespace sinter

@@ -1,0 +1,114 @@
+// The lazy graph: builder calls record named nodes; nothing is computed until a backend runs
+// the graph. Construction order is a valid topological order (a node can only use nodes that
+// exist), and finalize() keeps the nodes the outputs depend on.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace sinter {
+
+// Rotary position embedding parameters (ggml's rope_ext semantics).
+struct RopeParams {
+  int32_t n_rot = 0;             // rotated dimensions of each head (≤ head_dim)
+  bool neox = false;             // rotate pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  int32_t n_ctx_orig = 0;        // training context, for YaRN's correction range
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;       // 1 / linear scaling factor
+  float ext_factor = 0.0f;       // YaRN extrapolation mix (0 disables YaRN)
+  float attn_factor = 1.0f;      // YaRN magnitude scale
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+};
+
+// Which cached cells each token of a batch attends to: token t sees
+// cells[begin[t]] .. cells[end[t]-1], listed in increasing position. Filled per batch by the KV
+// cache (causality, sequence membership and sliding windows are all decided there), so the
+// attention kernel's order of summation depends only on the token's own sequence.
+struct AttentionIndex {
+  std::vector<int32_t> cells;
+  std::vector<int32_t> begin;
+  std::vector<int32_t> end;
+};
+
+struct AttentionParams {
+  float scale = 1.0f;      // usually 1/sqrt(head_dim)
+  float softcap = 0.0f;    // tanh soft-capping of scores (0: off)
+  int32_t index_slot = 0;  // which AttentionIndex of the graph (e.g. 0 full, 1 sliding window)
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // --- leaves ---
+  // A batch input of this type and shape, allocated with the graph, written before compute.
+  Tensor* input(const std::string& name, DType type, std::array<int64_t, kMaxDims> ne);
+
+  // --- operations (each returns a new node) ---
+  Tensor* get_rows(Tensor* table, Tensor* ids);
+  Tensor* mul_mat(Tensor* weight, Tensor* x);
+  Tensor* rms_norm(Tensor* x, float eps);
+  Tensor* norm(Tensor* x, float eps);
+  Tensor* add(Tensor* a, Tensor* b);
+  Tensor* mul(Tensor* a, Tensor* b);
+  Tensor* scale(Tensor* a, float s);
+  Tensor* silu(Tensor* a);
+  Tensor* gelu(Tensor* a);
+  Tensor* swiglu(Tensor* gate, Tensor* up);
+  Tensor* geglu(Tensor* gate, Tensor* up);
+  Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);
+  // Writes the columns of `rows` [n, k] into `cache` [n, cells] at `slots` I32 [k]. The result
+  // stands for the cache after the write: use it (not the cache) as the attention's source.
+  Tensor* store_rows(Tensor* cache, Tensor* rows, Tensor* slots);
+  Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, const AttentionParams& params);
+  // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
+  Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
+                     Tensor* freq_factors = nullptr);
+  Tensor* copy(Tensor* a, DType type = DType::F32);
+  // Views (no computation).
+  Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);
+  Tensor* view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset);
+
+  // Marks an output and computes the final node order (reachable from the outputs).
+  void mark_output(Tensor* t);
+  void finalize();
+
+  const std::vector<Tensor*>& nodes() const { return order_; }
+  const std::vector<Tensor*>& inputs() const { return inputs_; }
+  const std::vector<Tensor*>& outputs() const { return outputs_; }
+  Tensor* find(const std::string& name) const;
+
+  std::vector<AttentionIndex>& attention_indices() { return attention_indices_; }
+  const std::vector<AttentionIndex>& attention_indices() const { return attention_indices_; }
+
+  // Names a node "<base>-<layer>" (or "<base>" for layer < 0) and returns it, for chaining:
+  // `cur = graph.named(graph.rms_norm(x, eps), "attn_norm", il);`
+  static Tensor* named(Tensor* t, const std::string& base, int layer = -1);
+
+ private:
+  Tensor* new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne, std::initializer_list<Tensor*> sources);
+
+  std::deque<Tensor> storage_;  // stable addresses
+  std::vector<Tensor*> all_;
+  std::vector<Tensor*> order_;
+  std::vector<Tensor*> inputs_;
+  std::vector<Tensor*> outputs_;
+  std::vector<AttentionIndex> attention_indices_;
+};
+
+// Index of the RopeParams fields in a kRope / kRopeShift node's params.
+enum RopeParamIndex : int {
+  kRopeNRot = 0, kRopeNeox, kRopeNCtxOrig, kRopeFreqBase, kRopeFreqScale, kRopeExtFactor,
+  kRopeAttnFactor, kRopeBetaFast, kRopeBetaSlow, kRopeHeadDim,
+};
+RopeParams rope_params_of(const Tensor& node);
+
+}  // namespace sinter

@@ -1,0 +1,90 @@
+// A tensor: a node of the lazy graph, or a persistent weight / cache buffer that graphs read.
+//
+// Shapes follow ggml's convention, which GGUF files use: ne[0] is the innermost (contiguous)
+// dimension — the row length — and nb[i] is the byte stride of dimension i. A matrix W with
+// n_out rows of n_in values has ne = {n_in, n_out}.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tensor/dtype.h"
+
+namespace sinter {
+
+constexpr int kMaxDims = 4;
+constexpr int kMaxSources = 4;
+constexpr int kMaxParams = 12;
+
+enum class Op : uint8_t {
+  kLeaf,         // weight, cache buffer or batch input: data set outside the graph
+  kGetRows,      // table [n, rows] (any type), ids I32 [k] -> F32 [n, k]
+  kMatMul,       // W [n_in, n_out] (any type) · X F32 [n_in, m] -> F32 [n_out, m]
+  kRmsNorm,      // x / sqrt(mean(x^2) + eps), per row; params: eps
+  kNorm,         // (x - mean) / sqrt(var + eps), per row; params: eps
+  kAdd,          // a + b, b broadcast over a's rows when it has fewer
+  kMul,          // a * b, broadcast likewise
+  kScale,        // a * s; params: s
+  kSilu,         // x * sigmoid(x)
+  kGelu,         // tanh approximation, as llama.cpp
+  kSwiGlu,       // silu(a) * b  (the gated FFN product)
+  kGeGlu,        // gelu(a) * b
+  kRope,         // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
+  kStoreRows,    // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
+  kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V -> [head_dim * n_head, n_tokens]
+  kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
+  kCopy,         // contiguous copy of a (possibly strided) view, converting type
+  kView,         // no computation: another shape/stride over the source's bytes
+};
+
+const char* op_name(Op op);
+
+enum class TensorRole : uint8_t {
+  kIntermediate,  // planned into the compute arena
+  kInput,         // planned into the arena, written by the caller before compute
+  kPersistent,    // owned outside the graph (weights, KV cache); never planned
+};
+
+struct Tensor {
+  Op op = Op::kLeaf;
+  DType type = DType::F32;
+  TensorRole role = TensorRole::kIntermediate;
+  bool is_output = false;  // kept alive to the end of the graph
+  std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
+  std::array<size_t, kMaxDims> nb{0, 0, 0, 0};
+  std::array<Tensor*, kMaxSources> src{};
+  std::array<int32_t, kMaxParams> params{};
+  Tensor* view_source = nullptr;  // for kView: the tensor whose bytes this one reads
+  size_t view_offset = 0;
+  void* data = nullptr;
+  std::string name;
+  int32_t index = -1;  // position in its graph's node list
+
+  int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
+  size_t row_bytes() const { return sinter::row_bytes(type, ne[0]); }
+  size_t bytes() const { return row_bytes() * static_cast<size_t>(rows()); }
+  bool is_contiguous() const;
+  std::string shape_string() const;
+
+  float param_float(int i) const { return std::bit_cast<float>(params[i]); }
+  void set_param_float(int i, float v) { params[i] = std::bit_cast<int32_t>(v); }
+
+  template <class T>
+  T* data_as() const { return static_cast<T*>(data); }
+  // Address of row (i1, i2, i3).
+  uint8_t* row(int64_t i1, int64_t i2 = 0, int64_t i3 = 0) const {
+    return static_cast<uint8_t*>(data) + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+  }
+};
+
+// Strides of a contiguous tensor of this type and shape.
+std::array<size_t, kMaxDims> contiguous_strides(DType type, const std::array<int64_t, kMaxDims>& ne);
+
+// A persistent tensor over existing bytes (weights in the mapped file, cache buffers).
+Tensor make_persistent(std::string name, DType type, std::array<int64_t, kMaxDims> ne, void* data);
+
+}  // namespace sinter

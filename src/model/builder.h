@@ -1,0 +1,92 @@
+// The builder toolkit: the pieces every forward pass is composed of. An architecture file
+// says which norm, which projections, which activation, in which order; the toolkit handles
+// batch inputs, KV cache slots, attention masks and output filtering, and names every
+// intermediate ("attn_norm-3") so any layer can be dumped and compared with a reference.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "memory/kv_cache.h"
+#include "model/model.h"
+
+namespace sinter {
+
+// The shape of one forward pass: graphs with equal shapes are interchangeable (graph reuse).
+struct BatchShape {
+  int32_t n_tokens = 0;
+  int32_t n_outputs = 0;  // rows whose logits are wanted
+  bool operator==(const BatchShape&) const = default;
+};
+
+struct NormWeights {
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+};
+enum class NormKind { kRms, kLayer };
+
+struct FfnWeights {
+  Tensor* gate = nullptr;  // nullptr for a plain (non-gated) FFN
+  Tensor* up = nullptr;
+  Tensor* down = nullptr;
+  Tensor* gate_bias = nullptr;
+  Tensor* up_bias = nullptr;
+  Tensor* down_bias = nullptr;
+};
+enum class FfnActivation { kSiluGated, kGeluGated, kGelu, kSilu };
+
+struct AttentionWeights {
+  Tensor* q = nullptr;
+  Tensor* k = nullptr;
+  Tensor* v = nullptr;
+  Tensor* output = nullptr;
+  Tensor* q_bias = nullptr;
+  Tensor* k_bias = nullptr;
+  Tensor* v_bias = nullptr;
+  Tensor* output_bias = nullptr;
+  Tensor* q_norm = nullptr;  // per-head RMS norm of queries (Qwen 3, Gemma 3)
+  Tensor* k_norm = nullptr;
+};
+
+struct AttentionOptions {
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;    // of queries and keys
+  int32_t head_dim_v = 0;  // of values
+  RopeParams rope;
+  Tensor* rope_freq_factors = nullptr;
+  float scale = 0.0f;      // 0: 1/sqrt(head_dim)
+  float softcap = 0.0f;
+  float norm_eps = 1e-6f;  // for q_norm / k_norm
+  int32_t kv_layer = 0;    // which layer of the KV cache
+  int32_t index_slot = 0;  // which attention index (full or sliding window)
+};
+
+class ForwardContext {
+ public:
+  ForwardContext(Graph& graph, const BatchShape& batch, KvCache& cache);
+
+  Graph& graph;
+  const BatchShape batch;
+  KvCache& cache;
+
+  // Batch inputs, written before each compute.
+  Tensor* token_ids;   // I32 [n_tokens]
+  Tensor* positions;   // I32 [n_tokens]
+  Tensor* kv_slots;    // I32 [n_tokens]: the cache cell of each token
+  Tensor* output_ids;  // I32 [n_outputs]: batch rows whose logits are wanted (nullptr if all)
+
+  Tensor* build_inp_embd(Tensor* token_embedding);
+  Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
+  Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
+  // Projections, rotary embedding, cache write, attention over the cache, output projection.
+  Tensor* build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& options, int layer);
+  // Keeps only the rows whose logits are wanted (a no-op when all are).
+  Tensor* build_output_filter(Tensor* x, const char* name, int layer);
+  // y = W x + b
+  Tensor* build_linear(Tensor* weight, Tensor* x, Tensor* bias);
+
+  static Tensor* name(Tensor* t, const char* base, int layer = -1) { return Graph::named(t, base, layer); }
+};
+
+}  // namespace sinter

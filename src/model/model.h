@@ -1,0 +1,59 @@
+// The Model interface: an architecture's hyper-parameters, bound weights, and the forward pass
+// it composes from the builder toolkit (model/builder.h).
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "graph/graph.h"
+#include "memory/kv_cache.h"
+#include "model/hparams.h"
+
+namespace sinter {
+
+class ForwardContext;
+
+// What the runtime must know about a model, whatever its architecture.
+struct ModelShape {
+  std::string architecture;
+  int32_t n_vocab = 0;
+  int32_t n_embd = 0;
+  int32_t n_layer = 0;
+  int32_t n_ctx_train = 0;
+  bool causal = true;
+  std::vector<KvLayerShape> kv_layers;  // one per layer that has a KV cache
+  std::vector<int32_t> kv_windows;      // per KV layer: sliding window (0: full attention)
+  // Attention index slots the forward pass uses (AttentionOptions::index_slot) and the window
+  // each stands for: slot 0 is full attention.
+  std::vector<int32_t> attention_windows{0};
+  // Rotation of cached keys, for context shifts.
+  RopeParams rope;
+  int32_t head_dim_k = 0;
+  Tensor* rope_freq_factors = nullptr;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  const ModelShape& shape() const { return shape_; }
+  const std::vector<HParamEntry>& hparams() const { return hparams_; }
+  const std::deque<Tensor>& weights() const { return weights_; }
+  std::deque<Tensor>& weights() { return weights_; }
+
+  // Builds one batch's forward pass; returns logits [n_vocab, n_outputs].
+  virtual Tensor* build_forward(ForwardContext& fx) const = 0;
+
+  // Rotates the cached keys of every layer by the cache's pending deltas (I32 [cells]).
+  virtual void build_kv_shift(Graph& graph, KvCache& cache, Tensor* deltas) const;
+
+ protected:
+  ModelShape shape_;
+  std::vector<HParamEntry> hparams_;
+  std::deque<Tensor> weights_;
+};
+
+}  // namespace sinter

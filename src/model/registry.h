@@ -1,0 +1,50 @@
+// The architecture registry: each architecture joins from its own file,
+//
+//   const ArchitectureRegistration kLlama{{.name = "llama", .create = ..., .synth = ...}};
+//
+// and dispatch happens on `general.architecture`. No central switch, no enum.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/metadata.h"
+#include "model/model.h"
+#include "model/weights.h"
+
+namespace sinter {
+
+// Dimensions of a synthetic model (`sinter synth`); 0 means "the preset's value".
+struct SynthDims {
+  int32_t n_embd = 0;
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t n_ff = 0;
+  int32_t n_vocab = 0;
+  int32_t n_ctx = 0;
+};
+
+struct Architecture {
+  std::string name;
+  // Reads hyper-parameters and binds weights (in any binder mode) into a model.
+  std::function<Result<std::unique_ptr<Model>>(const Metadata& metadata, WeightBinder& binder)> create;
+  // Writes the hyper-parameter keys of a synthetic model with these dimensions.
+  std::function<Status(const SynthDims& dims, Metadata& out)> write_synth_hparams;
+  // Named dimension presets for synth ("tiny", "small", "1b", ...).
+  std::vector<std::pair<std::string, SynthDims>> presets;
+};
+
+struct ArchitectureRegistration {
+  explicit ArchitectureRegistration(Architecture architecture);
+};
+
+const Architecture* find_architecture(std::string_view name);
+std::vector<std::string> architecture_names();
+
+// Architecture name of a file's metadata, or an error naming what is missing.
+Result<std::string> architecture_of(const Metadata& metadata);
+
+}  // namespace sinter

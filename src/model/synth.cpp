@@ -1,0 +1,187 @@
+#include "model/synth.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+
+namespace sinter {
+namespace {
+
+// splitmix64: a counter-based generator; value i of a tensor depends only on (seed, name, i).
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash_name(const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+// Uniform in [-1, 1) from the top 24 bits: exact in float, no library math involved.
+float uniform(uint64_t stream, uint64_t index) {
+  const uint64_t bits = mix(stream ^ mix(index)) >> 40;
+  return static_cast<float>(static_cast<int64_t>(bits) - (int64_t{1} << 23)) / static_cast<float>(1 << 23);
+}
+
+// Values of one weight: matrices uniform with standard deviation 1/sqrt(row length) (so
+// activations keep their scale through a layer); norm weights near 1.
+std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
+  int64_t count = 1;
+  for (int64_t d : spec.shape) count *= d;
+  std::vector<float> values(static_cast<size_t>(count));
+  const uint64_t stream = mix(seed) ^ hash_name(spec.name);
+  if (spec.is_matrix()) {
+    const float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
+    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = amplitude * uniform(stream, static_cast<uint64_t>(i));
+  } else {
+    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = 1.0f + 0.25f * uniform(stream, static_cast<uint64_t>(i));
+  }
+  return values;
+}
+
+// A byte-fallback SentencePiece vocabulary: <unk> <s> </s>, the 256 byte tokens, then pieces
+// "▁a".."▁z", "a".."z" and numbered filler so that any size ≥ 259 can be made.
+void write_synthetic_vocab(Metadata& md, int32_t n_vocab) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<float> scores = {0.0f, 0.0f, 0.0f};
+  std::vector<int32_t> types = {2, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+    tokens.emplace_back(piece);
+    scores.push_back(0.0f);
+    types.push_back(6);
+  }
+  for (int i = 0; static_cast<int32_t>(tokens.size()) < n_vocab; ++i) {
+    std::string piece;
+    if (i < 26) piece = "\xe2\x96\x81" + std::string(1, static_cast<char>('a' + i));
+    else if (i < 52) piece = std::string(1, static_cast<char>('a' + i - 26));
+    else piece = "\xe2\x96\x81w" + std::to_string(i);
+    tokens.push_back(piece);
+    scores.push_back(-static_cast<float>(i));
+    types.push_back(1);
+  }
+  md.set("tokenizer.ggml.model", GgufValue::of_string("llama"));
+  md.set("tokenizer.ggml.tokens", GgufValue::of_strings(tokens));
+  md.set("tokenizer.ggml.scores", GgufValue::of_f32s(scores));
+  md.set("tokenizer.ggml.token_type", GgufValue::of_i32s(types));
+  md.set("tokenizer.ggml.bos_token_id", GgufValue::of_u32(1));
+  md.set("tokenizer.ggml.eos_token_id", GgufValue::of_u32(2));
+  md.set("tokenizer.ggml.unknown_token_id", GgufValue::of_u32(0));
+}
+
+// Copies every tokenizer.* key of another model; pads the vocabulary with unused tokens when
+// the model's n_vocab is larger.
+Status copy_vocab(const std::string& path, Metadata& md, int32_t n_vocab) {
+  SINTER_ASSIGN(GgufFile vocab, GgufFile::open(path));
+  for (const auto& [key, value] : vocab.metadata().entries()) {
+    if (key.rfind("tokenizer.", 0) == 0) md.set(key, value);
+  }
+  SINTER_ASSIGN(auto tokens, md.get<std::vector<std::string>>("tokenizer.ggml.tokens"));
+  if (static_cast<int32_t>(tokens.size()) > n_vocab) {
+    return make_error(ErrorCode::kInvalidArgument, "the vocabulary of ", path, " has ", tokens.size(),
+                      " tokens, more than n_vocab ", n_vocab);
+  }
+  if (static_cast<int32_t>(tokens.size()) == n_vocab) return ok_status();
+  SINTER_ASSIGN(auto types, md.get<std::vector<int32_t>>("tokenizer.ggml.token_type"));
+  auto scores = md.find<std::vector<float>>("tokenizer.ggml.scores");
+  for (int32_t i = static_cast<int32_t>(tokens.size()); i < n_vocab; ++i) {
+    tokens.push_back("[PAD" + std::to_string(i) + "]");
+    types.push_back(5);  // unused
+    if (scores && scores->has_value()) (*scores)->push_back(-1e9f);
+  }
+  md.set("tokenizer.ggml.tokens", GgufValue::of_strings(tokens));
+  md.set("tokenizer.ggml.token_type", GgufValue::of_i32s(types));
+  if (scores && scores->has_value()) md.set("tokenizer.ggml.scores", GgufValue::of_f32s(**scores));
+  return ok_status();
+}
+
+// The type a matrix is stored as: `wanted` if its rows fit the blocks, else the best that fits.
+DType storage_type(DType wanted, int64_t row_length) {
+  for (DType candidate : {wanted, DType::Q8_0, DType::F16}) {
+    if (row_length % dtype_traits(candidate).block_size == 0) return candidate;
+  }
+  return DType::F32;
+}
+
+}  // namespace
+
+Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
+  const Architecture* arch = find_architecture(options.architecture);
+  if (arch == nullptr) return make_error(ErrorCode::kNotFound, "unknown architecture '", options.architecture, "'");
+  const SynthDims* preset = nullptr;
+  std::string names;
+  for (const auto& [name, dims] : arch->presets) {
+    names += (names.empty() ? "" : ", ") + name;
+    if (name == options.preset) preset = &dims;
+  }
+  if (preset == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument, "unknown preset '", options.preset, "' for ", options.architecture,
+                      " (", names, ")");
+  }
+  SynthDims d = *preset;
+  const SynthDims& o = options.dims;
+  if (o.n_embd) d.n_embd = o.n_embd;
+  if (o.n_layer) d.n_layer = o.n_layer;
+  if (o.n_head) d.n_head = o.n_head;
+  if (o.n_head_kv) d.n_head_kv = o.n_head_kv;
+  if (o.n_ff) d.n_ff = o.n_ff;
+  if (o.n_vocab) d.n_vocab = o.n_vocab;
+  if (o.n_ctx) d.n_ctx = o.n_ctx;
+  for (int32_t v : {d.n_embd, d.n_layer, d.n_head, d.n_head_kv, d.n_ff, d.n_vocab, d.n_ctx}) {
+    if (v <= 0) return make_error(ErrorCode::kInvalidArgument, "synthetic model dimensions must be positive");
+  }
+  if (d.n_vocab < 259 && options.vocab_file.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "n_vocab must be at least 259 (3 special + 256 byte tokens)");
+  }
+  return d;
+}
+
+Status synthesize(const SynthOptions& options, const std::string& path,
+                  const std::function<void(size_t, size_t)>& progress) {
+  SINTER_ASSIGN(const SynthDims dims, resolve_synth_dims(options));
+  const Architecture* arch = find_architecture(options.architecture);
+  const auto& traits = dtype_traits(options.type);
+  if (traits.quantize == nullptr) {
+    return make_error(ErrorCode::kUnsupported, "sinter cannot quantize to ", traits.name);
+  }
+  GgufWriter writer;
+  Metadata& md = writer.metadata();
+  md.set("general.name", GgufValue::of_string(concat("synthetic ", options.architecture, " ", options.preset)));
+  SINTER_TRY(arch->write_synth_hparams(dims, md));
+  md.set("general.file_type", GgufValue::of_u32(static_cast<uint32_t>(options.type)));
+  if (options.vocab_file.empty()) {
+    write_synthetic_vocab(md, dims.n_vocab);
+  } else {
+    SINTER_TRY(copy_vocab(options.vocab_file, md, dims.n_vocab));
+  }
+
+  WeightBinder schema;
+  auto model = arch->create(md, schema);
+  if (!model) return model.error().with_context("synthetic model");
+  for (const WeightSpec& spec : schema.specs()) {
+    if (spec.optional) continue;
+    const DType type = spec.is_matrix() ? storage_type(options.type, spec.shape[0]) : DType::F32;
+    const uint64_t seed = options.seed;
+    SINTER_TRY(writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {
+      const std::vector<float> values = synth_values(spec, seed);
+      const int64_t rows = static_cast<int64_t>(values.size()) / spec.shape[0];
+      std::vector<uint8_t> bytes(row_bytes(type, spec.shape[0]) * static_cast<size_t>(rows));
+      const auto& t = dtype_traits(type);
+      for (int64_t r = 0; r < rows; ++r) {
+        t.quantize(values.data() + r * spec.shape[0], bytes.data() + static_cast<size_t>(r) * row_bytes(type, spec.shape[0]),
+                   spec.shape[0]);
+      }
+      return bytes;
+    }));
+  }
+  return writer.write(path, progress);
+}
+
+}  // namespace sinter

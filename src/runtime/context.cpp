@@ -1,0 +1,194 @@
+#include "runtime/context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "graph/planner.h"
+
+namespace sinter {
+namespace {
+
+constexpr size_t kMaxCachedGraphs = 8;
+constexpr int32_t kDefaultMaxContext = 4096;
+
+struct AlignedFree {
+  void operator()(void* p) const { ::operator delete[](p, std::align_val_t{kArenaAlignment}); }
+};
+using AlignedBuffer = std::unique_ptr<uint8_t[], AlignedFree>;
+
+AlignedBuffer allocate_aligned(size_t bytes) {
+  return AlignedBuffer(static_cast<uint8_t*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{kArenaAlignment})));
+}
+
+}  // namespace
+
+struct Context::PreparedGraph {
+  BatchShape shape;
+  std::unique_ptr<Graph> graph;
+  ForwardContext* forward = nullptr;  // owned below
+  std::unique_ptr<ForwardContext> forward_owner;
+  Tensor* logits = nullptr;
+  MemoryPlan plan;
+  AlignedBuffer arena;
+};
+
+Context::~Context() = default;
+
+Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedModel> model, const ContextOptions& options) {
+  const ModelShape& shape = model->model().shape();
+  int32_t n_ctx = options.n_ctx;
+  if (n_ctx < 0) return make_error(ErrorCode::kInvalidArgument, "context size must not be negative, got ", n_ctx);
+  if (n_ctx == 0) n_ctx = std::min(shape.n_ctx_train, kDefaultMaxContext);
+  if (options.n_batch <= 0) return make_error(ErrorCode::kInvalidArgument, "batch size must be positive, got ", options.n_batch);
+  auto context = std::unique_ptr<Context>(new Context());
+  context->model_ = std::move(model);
+  context->options_ = options;
+  context->options_.n_ctx = n_ctx;
+  SINTER_ASSIGN(context->cache_, KvCache::create(shape.kv_layers, n_ctx, options.kv_type));
+  return context;
+}
+
+Result<Context::PreparedGraph*> Context::graph_for(const BatchShape& shape) {
+  for (auto it = graphs_.begin(); it != graphs_.end(); ++it) {
+    if ((*it)->shape == shape) {
+      graphs_.splice(graphs_.begin(), graphs_, it);  // most recently used first
+      ++stats_.reuses;
+      return graphs_.front().get();
+    }
+  }
+  auto prepared = std::make_unique<PreparedGraph>();
+  prepared->shape = shape;
+  prepared->graph = std::make_unique<Graph>();
+  prepared->forward_owner = std::make_unique<ForwardContext>(*prepared->graph, shape, *cache_);
+  prepared->forward = prepared->forward_owner.get();
+  try {
+    prepared->logits = model_->model().build_forward(*prepared->forward);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInternal, "building the forward graph failed: ", e.what());
+  }
+  prepared->graph->mark_output(prepared->logits);
+  prepared->graph->finalize();
+  prepared->plan = plan_memory(*prepared->graph);
+  prepared->arena = allocate_aligned(prepared->plan.arena_bytes);
+  bind_memory(*prepared->graph, prepared->plan, prepared->arena.get());
+  stats_.arena_bytes = std::max(stats_.arena_bytes, prepared->plan.arena_bytes);
+  ++stats_.builds;
+  graphs_.push_front(std::move(prepared));
+  if (graphs_.size() > kMaxCachedGraphs) graphs_.pop_back();
+  return graphs_.front().get();
+}
+
+Result<size_t> Context::compute_bytes(int32_t n_tokens) {
+  Graph graph;
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens}, *cache_);
+  try {
+    graph.mark_output(model_->model().build_forward(forward));
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInternal, "building the forward graph failed: ", e.what());
+  }
+  graph.finalize();
+  return plan_memory(graph).arena_bytes + model_->backend().scratch_bytes(graph);
+}
+
+Status Context::apply_pending_shift() {
+  if (!cache_->has_pending_shift()) return ok_status();
+  Graph graph;
+  Tensor* deltas = graph.input("inp_k_shift", DType::I32, {cache_->cell_count(), 1, 1, 1});
+  model_->model().build_kv_shift(graph, *cache_, deltas);
+  graph.finalize();
+  const MemoryPlan plan = plan_memory(graph);
+  AlignedBuffer arena = allocate_aligned(plan.arena_bytes);
+  bind_memory(graph, plan, arena.get());
+  const auto& pending = cache_->pending_shift();
+  std::memcpy(deltas->data, pending.data(), pending.size() * sizeof(int32_t));
+  SINTER_TRY(model_->backend().compute(graph));
+  cache_->clear_pending_shift();
+  return ok_status();
+}
+
+Status Context::decode(std::span<const BatchEntry> batch) {
+  output_count_ = 0;
+  if (batch.empty()) return make_error(ErrorCode::kInvalidArgument, "empty batch");
+  const int32_t n_vocab = this->n_vocab();
+  int32_t outputs = 0;
+  for (const auto& entry : batch) {
+    if (entry.token < 0 || entry.token >= n_vocab) {
+      return make_error(ErrorCode::kInvalidArgument, "token id ", entry.token, " is outside the vocabulary (0..",
+                        n_vocab - 1, ")");
+    }
+    if (entry.sequence < 0 || entry.sequence >= kMaxSequences) {
+      return make_error(ErrorCode::kInvalidArgument, "sequence id ", entry.sequence, " outside 0..", kMaxSequences - 1);
+    }
+    outputs += entry.want_logits ? 1 : 0;
+  }
+  if (static_cast<int32_t>(batch.size()) > cache_->free_cells()) {
+    return make_error(ErrorCode::kContextFull, "the context holds ", cache_->cell_count(), " tokens; ",
+                      cache_->used_cells(), " are in use and the batch needs ", batch.size(), " more");
+  }
+  SINTER_TRY(apply_pending_shift());
+  logits_.resize(static_cast<size_t>(outputs) * static_cast<size_t>(n_vocab));
+  float* out = logits_.data();
+  for (size_t start = 0; start < batch.size(); start += static_cast<size_t>(options_.n_batch)) {
+    const size_t count = std::min(batch.size() - start, static_cast<size_t>(options_.n_batch));
+    const auto pass = batch.subspan(start, count);
+    SINTER_TRY(run_pass(pass, out));
+    for (const auto& entry : pass) out += entry.want_logits ? n_vocab : 0;
+  }
+  output_count_ = outputs;
+  return ok_status();
+}
+
+Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
+  const auto n_tokens = static_cast<int32_t>(pass.size());
+  int32_t n_outputs = 0;
+  for (const auto& entry : pass) n_outputs += entry.want_logits ? 1 : 0;
+  // A pass without outputs still runs the whole graph for its cache writes; compute one row.
+  const BatchShape shape{n_tokens, std::max(n_outputs, 1)};
+
+  std::vector<CacheToken> tokens(pass.size());
+  for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
+  SINTER_ASSIGN(PreparedGraph * prepared, graph_for(shape));
+  SINTER_ASSIGN(const std::vector<int32_t> slots, cache_->place(tokens));
+
+  ForwardContext& fx = *prepared->forward;
+  auto* ids = fx.token_ids->data_as<int32_t>();
+  auto* positions = fx.positions->data_as<int32_t>();
+  auto* kv_slots = fx.kv_slots->data_as<int32_t>();
+  for (int32_t i = 0; i < n_tokens; ++i) {
+    ids[i] = pass[static_cast<size_t>(i)].token;
+    positions[i] = pass[static_cast<size_t>(i)].position;
+    kv_slots[i] = slots[static_cast<size_t>(i)];
+  }
+  if (fx.output_ids != nullptr) {
+    auto* out_ids = fx.output_ids->data_as<int32_t>();
+    int32_t k = 0;
+    for (int32_t i = 0; i < n_tokens; ++i) {
+      if (pass[static_cast<size_t>(i)].want_logits) out_ids[k++] = i;
+    }
+    if (k == 0) out_ids[0] = n_tokens - 1;
+  }
+  const ModelShape& model_shape = model_->model().shape();
+  auto& indices = prepared->graph->attention_indices();
+  for (size_t slot = 0; slot < indices.size(); ++slot) {
+    const int32_t window = slot < model_shape.attention_windows.size() ? model_shape.attention_windows[slot] : 0;
+    cache_->fill_attention_index(tokens, model_shape.causal, window, &indices[slot]);
+  }
+  if (auto status = model_->backend().compute(*prepared->graph); !status) {
+    for (const auto& t : tokens) cache_->remove(t.sequence, t.position, t.position + 1);
+    return status;
+  }
+  ++stats_.passes;
+  if (n_outputs > 0) {
+    std::memcpy(logits_out, prepared->logits->data,
+                static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.n_vocab) * sizeof(float));
+  }
+  return ok_status();
+}
+
+std::span<const float> Context::logits(int32_t output_index) const {
+  const auto n = static_cast<size_t>(n_vocab());
+  return {logits_.data() + static_cast<size_t>(output_index) * n, n};
+}
+
+}  // namespace sinter

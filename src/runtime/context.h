@@ -1,0 +1,78 @@
+// An inference context: a KV cache for up to 64 sequences over one loaded model, and the
+// forward passes that fill it. decode() takes a batch of tokens from any sequences; it splits
+// the batch into passes of at most n_batch tokens, reuses the built graph whenever a pass has
+// the same shape as an earlier one, and keeps the logits of the tokens that asked for them.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/token.h"
+#include "memory/kv_cache.h"
+#include "model/builder.h"
+#include "runtime/loaded_model.h"
+
+namespace sinter {
+
+struct ContextOptions {
+  int32_t n_ctx = 0;     // cache cells; 0: the model's training context, capped at 4096
+  int32_t n_batch = 512; // most tokens in one forward pass
+  DType kv_type = DType::F16;
+};
+
+struct BatchEntry {
+  TokenId token = 0;
+  Position position = 0;
+  SequenceId sequence = 0;
+  bool want_logits = false;
+};
+
+struct GraphStats {
+  int64_t builds = 0;   // graphs built
+  int64_t reuses = 0;   // passes that reused a built graph
+  int64_t passes = 0;   // forward passes run
+  size_t arena_bytes = 0;  // compute memory of the largest graph
+};
+
+class Context {
+ public:
+  static Result<std::unique_ptr<Context>> create(std::shared_ptr<const LoadedModel> model, const ContextOptions& options);
+  ~Context();
+
+  // Runs the batch. On error nothing was added to the cache.
+  Status decode(std::span<const BatchEntry> batch);
+
+  // Logits of the i-th entry of the last decoded batch that asked for them ([n_vocab] floats).
+  std::span<const float> logits(int32_t output_index) const;
+  int32_t output_count() const { return output_count_; }
+
+  KvCache& cache() { return *cache_; }
+  const KvCache& cache() const { return *cache_; }
+  const LoadedModel& model() const { return *model_; }
+  int32_t n_ctx() const { return cache_->cell_count(); }
+  int32_t n_vocab() const { return model_->model().shape().n_vocab; }
+  const GraphStats& stats() const { return stats_; }
+
+  // Compute memory a pass of `n_tokens` tokens (all wanting logits) needs: for memory estimates.
+  Result<size_t> compute_bytes(int32_t n_tokens);
+
+ private:
+  struct PreparedGraph;
+  Context() = default;
+  Result<PreparedGraph*> graph_for(const BatchShape& shape);
+  Status run_pass(std::span<const BatchEntry> pass, float* logits_out);
+  Status apply_pending_shift();
+
+  std::shared_ptr<const LoadedModel> model_;
+  ContextOptions options_;
+  std::unique_ptr<KvCache> cache_;
+  std::list<std::unique_ptr<PreparedGraph>> graphs_;  // most recently used first
+  std::vector<float> logits_;
+  int32_t output_count_ = 0;
+  GraphStats stats_;
+};
+
+}  // namespace sinter

@@ -1,0 +1,105 @@
+#include "runtime/diagnosis.h"
+
+#include <algorithm>
+
+#include "graph/planner.h"
+#include "model/builder.h"
+#include "model/registry.h"
+#include "tokenizer/tokenizer.h"
+
+namespace sinter {
+namespace {
+
+void add(Diagnosis& d, const char* severity, const std::string& message) { d.issues.push_back({severity, message}); }
+
+// Activations of one pass of `n_tokens` tokens, planned as the runtime would plan them.
+uint64_t compute_estimate(const Model& model, int32_t n_ctx, int32_t n_tokens, const Backend& backend) {
+  auto cache = KvCache::create(model.shape().kv_layers, n_ctx, DType::F16, /*allocate=*/false);
+  if (!cache) return 0;
+  Graph graph;
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens}, **cache);
+  try {
+    graph.mark_output(model.build_forward(forward));
+  } catch (const std::exception&) {
+    return 0;
+  }
+  graph.finalize();
+  return plan_memory(graph).arena_bytes + backend.scratch_bytes(graph);
+}
+
+}  // namespace
+
+Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
+  Diagnosis d;
+  d.path = file.path();
+  d.stats = compute_file_stats(file);
+  const Metadata& metadata = file.metadata();
+
+  // Tokenizer.
+  if (auto model = metadata.find<std::string>("tokenizer.ggml.model"); model && model->has_value()) {
+    d.tokenizer_model = **model;
+    if (auto tokenizer = Tokenizer::from_metadata(metadata); !tokenizer) {
+      add(d, "error", "tokenizer: " + tokenizer.error().message());
+    }
+  } else {
+    add(d, "error", "no tokenizer (tokenizer.ggml.model is missing)");
+  }
+
+  // Architecture, hyper-parameters and the schema check.
+  auto arch_name = architecture_of(metadata);
+  if (!arch_name) {
+    add(d, "error", arch_name.error().message());
+  } else {
+    d.architecture = *arch_name;
+    const Architecture* arch = find_architecture(d.architecture);
+    if (arch == nullptr) {
+      add(d, "error", "unknown architecture '" + d.architecture + "'");
+    } else {
+      WeightBinder binder(file, WeightBinder::Mode::kCheck);
+      auto model = arch->create(metadata, binder);
+      if (!model) {
+        add(d, "error", model.error().message());
+      } else {
+        binder.finish();
+        const Model& m = **model;
+        d.config = m.hparams();
+        for (const auto& entry : d.config) {
+          if (entry.defaulted) d.defaults_used.push_back(entry);
+        }
+        d.schema = binder.specs();
+        d.schema_issues = binder.issues();
+        for (const auto& issue : binder.issues()) {
+          add(d, issue.kind == WeightIssue::Kind::kUnexpected ? "warning" : "error", issue.message);
+        }
+        const ModelShape& shape = m.shape();
+        d.n_layer = shape.n_layer;
+        d.n_vocab = shape.n_vocab;
+        d.n_embd = shape.n_embd;
+        d.n_ctx_train = shape.n_ctx_train;
+
+        auto backend = create_backend(options.backend, BackendOptions{1});
+        if (!backend) {
+          add(d, "error", backend.error().message());
+        } else {
+          for (const auto& info : file.tensors()) {
+            const bool matrix = info.shape.size() >= 2 && info.shape[1] > 1;
+            if (matrix && (*backend)->path(Op::kMatMul, info.type) == ExecutionPath::kUnsupported) {
+              add(d, "error", concat("tensor '", info.name, "' has type ", dtype_name(info.type), ", which the ",
+                                     (*backend)->name(), " backend cannot compute with"));
+            }
+          }
+          const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(shape.n_ctx_train, 4096);
+          d.memory.n_ctx = n_ctx;
+          d.memory.n_batch = std::min(options.n_batch, n_ctx);
+          d.memory.weights_bytes = d.stats.payload_bytes;
+          d.memory.kv_cache_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, DType::F16);
+          if (binder.status()) d.memory.compute_bytes = compute_estimate(m, n_ctx, d.memory.n_batch, **backend);
+        }
+      }
+    }
+  }
+  d.loadable = std::none_of(d.issues.begin(), d.issues.end(), [](const auto& i) { return i.severity == "error"; });
+  return d;
+}
+
+}  // namespace sinter

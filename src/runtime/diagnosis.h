@@ -1,0 +1,59 @@
+// Diagnosis of a GGUF file before any payload is read (the Llamex "inspect before load"):
+// architecture, whether sinter can run it and why not, the typed config with the defaults
+// assumed, bytes per tensor type and the F32 expansion, the schema check against the
+// architecture, and a memory estimate for a context length.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "gguf/file_stats.h"
+#include "gguf/gguf_file.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace sinter {
+
+struct DiagnosisIssue {
+  std::string severity;  // "error": cannot load; "warning": loads, but something is off
+  std::string message;
+};
+
+struct MemoryEstimate {
+  int32_t n_ctx = 0;
+  int32_t n_batch = 0;
+  uint64_t weights_bytes = 0;   // tensor payloads (mapped from the file)
+  uint64_t kv_cache_bytes = 0;  // F16 cache for n_ctx tokens
+  uint64_t compute_bytes = 0;   // planned activations of an n_batch-token pass, plus scratch
+  uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + compute_bytes; }
+};
+
+struct Diagnosis {
+  std::string path;
+  std::string architecture;    // empty when the file does not say
+  bool loadable = false;
+  std::vector<DiagnosisIssue> issues;
+  std::vector<HParamEntry> config;  // typed hyper-parameters (after defaults)
+  std::vector<HParamEntry> defaults_used;
+  GgufFileStats stats;
+  MemoryEstimate memory;
+  std::vector<WeightSpec> schema;        // tensors the architecture expects
+  std::vector<WeightIssue> schema_issues;
+  std::string tokenizer_model;
+  int32_t n_layer = 0;
+  int32_t n_vocab = 0;
+  int32_t n_embd = 0;
+  int32_t n_ctx_train = 0;
+};
+
+struct DiagnosisOptions {
+  int32_t n_ctx = 0;  // 0: the model's training context capped at 4096
+  int32_t n_batch = 512;
+  std::string backend = "cpu";
+};
+
+// Never fails for a parsed file: every problem becomes an issue.
+Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options = {});
+
+}  // namespace sinter

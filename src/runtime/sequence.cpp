@@ -1,0 +1,125 @@
+#include "runtime/sequence.h"
+
+#include <algorithm>
+
+namespace sinter {
+
+const char* stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone: return "none";
+    case StopReason::kMaxTokens: return "length";
+    case StopReason::kEndOfGeneration: return "stop";
+    case StopReason::kStopString: return "stop";
+    case StopReason::kContextFull: return "context";
+    case StopReason::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> prompt, bool prompt_has_bos,
+                                            const GenerationOptions& options, const Tokenizer& tokenizer, int32_t n_ctx) {
+  if (prompt.empty()) return make_error(ErrorCode::kInvalidArgument, "the prompt is empty");
+  if (options.max_tokens <= 0) {
+    return make_error(ErrorCode::kInvalidArgument, "the number of tokens to generate must be positive, got ",
+                      options.max_tokens);
+  }
+  if (options.keep < 0) return make_error(ErrorCode::kInvalidArgument, "keep must not be negative");
+  SINTER_TRY(tokenizer.check_ids(prompt));
+  const int32_t kept = std::min<int32_t>(static_cast<int32_t>(prompt.size()), (prompt_has_bos ? 1 : 0) + options.keep);
+  const auto length = static_cast<int32_t>(prompt.size());
+  if (length >= n_ctx) {
+    if (options.overflow == OverflowPolicy::kError) {
+      return make_error(ErrorCode::kContextFull, "the prompt has ", length, " tokens but the context holds ", n_ctx,
+                        " (with room for at least one generated token)");
+    }
+    // Shift policy: keep the prefix and the most recent tokens, leaving a quarter of the
+    // context for generation.
+    const int32_t tail = std::max<int32_t>(1, n_ctx - n_ctx / 4 - kept);
+    if (kept + tail >= n_ctx) {
+      return make_error(ErrorCode::kContextFull, "the kept prefix of ", kept, " tokens leaves no room in a context of ",
+                        n_ctx);
+    }
+    prompt.erase(prompt.begin() + kept, prompt.end() - tail);
+  }
+  SINTER_ASSIGN(SamplerChain sampler, SamplerChain::create(options.sampling, tokenizer.vocab_size()));
+  for (TokenId token : prompt) SINTER_TRY(sampler.accept(token));
+  return SequenceState(id, std::move(prompt), kept, options, tokenizer, n_ctx, std::move(sampler));
+}
+
+SequenceState::SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t kept, const GenerationOptions& options,
+                             const Tokenizer& tokenizer, int32_t n_ctx, SamplerChain sampler)
+    : id_(id),
+      prompt_(std::move(prompt)),
+      kept_(kept),
+      options_(options),
+      tokenizer_(&tokenizer),
+      n_ctx_(n_ctx),
+      sampler_(std::move(sampler)),
+      detokenizer_(tokenizer, options.render_special),
+      stops_(options.stop) {}
+
+void SequenceState::make_room(KvCache& cache) {
+  if (finished()) return;
+  const int32_t needed = pending_token_ ? 1 : std::min<int32_t>(1, prompt_token_count() - prompt_cursor_);
+  if (n_past_ + needed <= n_ctx_) return;
+  if (options_.overflow == OverflowPolicy::kError || n_past_ - kept_ < 2) {
+    stop_ = StopReason::kContextFull;
+    return;
+  }
+  // Drop the older half of what follows the kept prefix; later keys move back by as many
+  // positions and are re-rotated before the next pass.
+  const int32_t discard = (n_past_ - kept_) / 2;
+  cache.remove(id_, kept_, kept_ + discard);
+  cache.shift(id_, kept_ + discard, n_past_, -discard);
+  n_past_ -= discard;
+  ++shifts_;
+}
+
+int32_t SequenceState::schedule(int32_t max_tokens, std::vector<BatchEntry>& batch) {
+  wants_logits_ = false;
+  if (finished() || max_tokens <= 0) return 0;
+  if (pending_token_) {
+    batch.push_back({generated_.back(), n_past_, id_, true});
+    ++n_past_;
+    pending_token_ = false;
+    wants_logits_ = true;
+    return 1;
+  }
+  const int32_t room = n_ctx_ - n_past_;
+  const int32_t count = std::min({max_tokens, prompt_token_count() - prompt_cursor_, room});
+  for (int32_t i = 0; i < count; ++i) {
+    const bool last = prompt_cursor_ + 1 == prompt_token_count();
+    batch.push_back({prompt_[static_cast<size_t>(prompt_cursor_)], n_past_, id_, last});
+    ++prompt_cursor_;
+    ++n_past_;
+    wants_logits_ = last;
+  }
+  return count;
+}
+
+Result<std::string> SequenceState::accept_logits(std::span<const float> logits) {
+  wants_logits_ = false;
+  SINTER_ASSIGN(const TokenId token, sampler_.sample(logits));
+  SINTER_TRY(sampler_.accept(token));
+  if (!options_.ignore_eos && tokenizer_->is_end_of_generation(token)) {
+    stop_ = StopReason::kEndOfGeneration;
+    return std::string();
+  }
+  generated_.push_back(token);
+  std::string text = stops_.push(detokenizer_.push(token));
+  if (stops_.stopped()) {
+    stop_ = StopReason::kStopString;
+  } else if (static_cast<int32_t>(generated_.size()) >= options_.max_tokens) {
+    stop_ = StopReason::kMaxTokens;
+  } else {
+    pending_token_ = true;
+  }
+  return text;
+}
+
+std::string SequenceState::finish_text() {
+  if (stops_.stopped()) return {};
+  return stops_.push(detokenizer_.flush()) + stops_.flush();
+}
+
+}  // namespace sinter

@@ -1,0 +1,97 @@
+// One sequence being generated: its prompt, sampler chain, streaming detokenizer, stop strings,
+// limits and context policy. The engine (one sequence) and the scheduler (many in one batch)
+// drive it the same way:
+//
+//   while (!seq.finished()) {
+//     SINTER_TRY(seq.make_room(cache));          // shift or stop when the context is full
+//     seq.schedule(max_tokens, batch);            // prompt chunk or the last sampled token
+//     ... decode the batch ...
+//     if (seq.wants_logits()) text += seq.accept_logits(logits);
+//   }
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memory/kv_cache.h"
+#include "runtime/context.h"
+#include "runtime/stop_strings.h"
+#include "sample/sampler_chain.h"
+#include "tokenizer/tokenizer.h"
+
+namespace sinter {
+
+enum class OverflowPolicy {
+  kError,  // a prompt longer than the context is an error; generation stops when it is full
+  kShift,  // drop the oldest tokens after the kept prefix and re-rotate the cached keys
+};
+
+enum class StopReason { kNone, kMaxTokens, kEndOfGeneration, kStopString, kContextFull, kCancelled };
+const char* stop_reason_name(StopReason reason);
+
+struct GenerationOptions {
+  int32_t max_tokens = 128;  // tokens to generate; must be positive
+  SamplerOptions sampling;
+  OverflowPolicy overflow = OverflowPolicy::kError;
+  int32_t keep = 0;          // prompt tokens (after BOS) that a shift never drops
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  bool render_special = false;  // show special tokens in the text
+};
+
+class SequenceState {
+ public:
+  // `n_ctx` is how many cache cells this sequence may use.
+  static Result<SequenceState> create(SequenceId id, std::vector<TokenId> prompt, bool prompt_has_bos,
+                                      const GenerationOptions& options, const Tokenizer& tokenizer, int32_t n_ctx);
+
+  SequenceId id() const { return id_; }
+  bool finished() const { return stop_ != StopReason::kNone; }
+  StopReason stop_reason() const { return stop_; }
+
+  // Makes room for the next scheduled tokens: shifts the context (kShift) or finishes the
+  // sequence with kContextFull (kError).
+  void make_room(KvCache& cache);
+  // Appends up to `max_tokens` tokens to decode now: a chunk of the prompt, or the token
+  // sampled last. Returns how many.
+  int32_t schedule(int32_t max_tokens, std::vector<BatchEntry>& batch);
+  // True when the entries scheduled last end with the position whose logits pick a token.
+  bool wants_logits() const { return wants_logits_; }
+  // Samples from the logits of the last scheduled entry; returns the text that can be shown.
+  Result<std::string> accept_logits(std::span<const float> logits);
+  // Stops the sequence (client gone, caller asked).
+  void cancel() { if (!finished()) stop_ = StopReason::kCancelled; }
+  // Text still held back (incomplete UTF-8 or a possible stop-string start) once finished.
+  std::string finish_text();
+
+  const std::vector<TokenId>& generated() const { return generated_; }
+  int32_t prompt_token_count() const { return static_cast<int32_t>(prompt_.size()); }
+  int32_t prompt_tokens_done() const { return prompt_cursor_; }
+  int32_t context_shifts() const { return shifts_; }
+  int32_t tokens_in_cache() const { return n_past_; }
+  uint64_t seed() const { return sampler_.seed(); }
+
+ private:
+  SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t kept, const GenerationOptions& options,
+                const Tokenizer& tokenizer, int32_t n_ctx, SamplerChain sampler);
+
+  SequenceId id_;
+  std::vector<TokenId> prompt_;
+  int32_t kept_;               // leading tokens a shift never drops
+  GenerationOptions options_;
+  const Tokenizer* tokenizer_;
+  int32_t n_ctx_;
+  SamplerChain sampler_;
+  StreamingDetokenizer detokenizer_;
+  StopMatcher stops_;
+  std::vector<TokenId> generated_;
+  int32_t prompt_cursor_ = 0;  // prompt tokens already scheduled
+  int32_t n_past_ = 0;         // tokens of this sequence in the cache
+  bool wants_logits_ = false;
+  bool pending_token_ = false; // the last sampled token still needs decoding
+  int32_t shifts_ = 0;
+  StopReason stop_ = StopReason::kNone;
+};
+
+}  // namespace sinter
