@@ -131,6 +131,10 @@ class Importer {
   Result<HfImport> run() {
     const Json& model = tokenizer_.at("model");
     const std::string type = model.value("type", std::string());
+    if (type != "BPE" && type != "WordPiece") {
+      return make_error(ErrorCode::kUnsupported, "tokenizer.json model type '", type,
+                        "' is not supported (BPE and WordPiece are)");
+    }
     SINTER_TRY(read_vocabulary(model));
     if (type == "BPE") {
       if (model.value("byte_fallback", false) || uses_space_mark()) {
@@ -154,7 +158,13 @@ class Importer {
     if (!vocab.is_object())
       return make_error(ErrorCode::kFormat, "tokenizer.json: model.vocab is not an object");
     int64_t max_id = -1;
-    for (const auto& [text, id] : vocab.items()) max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+    for (const auto& [text, id] : vocab.items()) {
+      if (id.get<int64_t>() < 0) {
+        return make_error(ErrorCode::kFormat, "tokenizer.json: token '", text, "' has negative id ",
+                          id.get<int64_t>());
+      }
+      max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+    }
     for (const Json& added : tokenizer_.value("added_tokens", Json::array())) {
       AddedToken token{added.at("id").get<int32_t>(), added.at("content").get<std::string>(),
                        added.value("special", false), added.value("lstrip", false),
