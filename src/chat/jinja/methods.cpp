@@ -360,8 +360,8 @@ Result<Value> list_method(Interpreter& interpreter, const Value& self, std::stri
     for (int64_t i = start; i < end; ++i) {
       if (equals(items[static_cast<size_t>(i)], a.get(0))) return Value(i);
     }
-    return value_error(self.is_tuple() ? "tuple.index(x): x not in tuple"
-                                       : repr(a.get(0)) + " is not in list");
+    return value_error(
+        concat(self.is_tuple() ? "tuple.index(x): x not in tuple" : repr(a.get(0)), " is not in list"));
   }
   if (name == "count") {
     SINTER_ASSIGN(auto a, bind({"value"}, 1));

@@ -9,7 +9,7 @@ namespace sinter::chat::jinja {
 namespace {
 
 Value missing_attribute(const std::string& type_repr, std::string_view name) {
-  return Value::undefined(py::repr(type_repr) + " has no attribute " + py::repr(name));
+  return Value::undefined(concat(py::repr(type_repr), " has no attribute ", py::repr(name)));
 }
 
 }  // namespace

@@ -254,8 +254,8 @@ Result<int> compare_values(const Value& a, const Value& b) {
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
-  return type_error("'<' not supported between instances of '" + type_name(a) + "' and '" + type_name(b) +
-                    "'");
+  return type_error(
+      concat("'<' not supported between instances of '", type_name(a), "' and '", type_name(b), "'"));
 }
 
 Result<bool> ordered(const Value& a, const Value& b, Ordering ordering) {
@@ -308,7 +308,7 @@ Status require_hashable(const Value& value) {
   if (value.is_tuple()) {
     for (const auto& item : value.items()) SINTER_TRY(require_hashable(item));
   }
-  return type_error("unhashable type: '" + type_name(value) + "'");
+  return type_error(concat("unhashable type: '", type_name(value), "'"));
 }
 
 Result<int64_t> length(const Value& value) {
@@ -326,7 +326,7 @@ Result<int64_t> length(const Value& value) {
     }
     default: break;
   }
-  return type_error("object of type '" + type_name(value) + "' has no len()");
+  return type_error(concat("object of type '", type_name(value), "' has no len()"));
 }
 
 Result<std::vector<Value>> iterate(const Value& value) {
@@ -356,7 +356,7 @@ Result<std::vector<Value>> iterate(const Value& value) {
       out.reserve(value.as_dict().size());
       for (const auto& entry : value.as_dict().entries()) out.push_back(entry.first);
       return out;
-    default: return type_error("'" + type_name(value) + "' object is not iterable");
+    default: return type_error(concat("'", type_name(value), "' object is not iterable"));
   }
 }
 
@@ -365,7 +365,7 @@ Result<bool> contains(const Value& container, const Value& item) {
     case Value::Kind::kUndefined: return false;
     case Value::Kind::kString:
       if (!item.is_string()) {
-        return type_error("'in <string>' requires string as left operand, not " + type_name(item));
+        return type_error(concat("'in <string>' requires string as left operand, not ", type_name(item)));
       }
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::kList:
@@ -376,7 +376,7 @@ Result<bool> contains(const Value& container, const Value& item) {
     case Value::Kind::kDict:
       SINTER_TRY(require_hashable(item));
       return container.as_dict().find(item) != nullptr;
-    default: return type_error("argument of type '" + type_name(container) + "' is not iterable");
+    default: return type_error(concat("argument of type '", type_name(container), "' is not iterable"));
   }
 }
 
