@@ -439,7 +439,7 @@ class Importer {
 Result<Json> parse(std::string_view text, const char* what) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     return make_error(ErrorCode::kFormat, what, " is not valid JSON: ", e.what());
   }
 }

@@ -87,6 +87,7 @@ TEST(MalformedVocabulary, OutOfRangeSpecialIdsAreIgnored) {
 
 TEST(MalformedTokenizerJson, ErrorsSayWhatIsWrong) {
   EXPECT_MENTIONS(import_error("{not json"), "not valid JSON");
+  EXPECT_MENTIONS(import_error(R"({"model": 99e999})"), "not valid JSON");  // found by fuzz_tokenizer
   EXPECT_MENTIONS(import_error("[]"), "\"model\"");
   EXPECT_MENTIONS(import_error(R"({"model": {"type": "Unigram", "vocab": {}}})"), "'Unigram'");
   EXPECT_MENTIONS(import_error(R"({"model": {"type": "BPE", "vocab": []}})"), "model.vocab");
