@@ -86,6 +86,7 @@ Result<Value> dict_function(Interpreter&, CallArgs args) {
 Result<Value> namespace_function(Interpreter& interpreter, CallArgs args) {
   SINTER_ASSIGN(auto dict, make_dict("Namespace", args));
   auto ns = std::make_shared<Namespace>();
+  SINTER_TRY(check_nesting(Value(dict)));
   for (const auto& [key, value] : dict->entries()) {
     if (!key.is_string()) return type_error("keywords must be strings");
     ns->set_attribute(key.as_string(), value);

@@ -233,6 +233,7 @@ Status Interpreter::assign(const Expr& target, const Value& value, Scope& scope)
         return Error(ErrorCode::kInvalidArgument,
                      "TemplateRuntimeError: cannot assign attribute on non-namespace object");
       }
+      SINTER_TRY(check_nesting(value));
       object->as_object().set_attribute(ref.attribute, value);
       return ok_status();
     }
