@@ -265,6 +265,22 @@ class Importer {
       }
     }
     Metadata& m = result_.metadata;
+    if (options_.force_pre == "gemma4") {
+      // Gemma 4's form of the same thing: merges by rank over raw UTF-8 (`gpt2` + `pre = gemma4`).
+      if (prefix) return make_error(ErrorCode::kUnsupported, "pre-tokenizer gemma4 adds no space prefix");
+      std::vector<std::string> merges;
+      for (const auto& [left, right] : pairs) merges.push_back(left + " " + right);
+      m.set("tokenizer.ggml.model", GgufValue::of_string("gpt2"));
+      m.set("tokenizer.ggml.pre", GgufValue::of_string("gemma4"));
+      m.set("tokenizer.ggml.tokens", GgufValue::of_strings(texts_));
+      m.set("tokenizer.ggml.token_type", GgufValue::of_i32s(types_));
+      m.set("tokenizer.ggml.merges", GgufValue::of_strings(merges));
+      return ok_status();
+    }
+    if (!options_.force_pre.empty()) {
+      return make_error(ErrorCode::kUnsupported,
+                        "a SentencePiece-style vocabulary takes no pre-tokenizer but gemma4");
+    }
     m.set("tokenizer.ggml.model", GgufValue::of_string("llama"));
     m.set("tokenizer.ggml.tokens", GgufValue::of_strings(texts_));
     m.set("tokenizer.ggml.scores", GgufValue::of_f32s(scores));
