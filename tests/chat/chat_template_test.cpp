@@ -69,13 +69,15 @@ TEST(ChatTemplate, AModelWithoutATemplateGetsChatMlAndSaysSo) {
       {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "image"}, {"type": "text", "text": "there"}]}])");
   request.add_generation_prompt = true;
   EXPECT_EQ(render_ok(*chat_template, request),
-            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n");
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi "
+            "there<|im_end|>\n<|im_start|>assistant\n");
 }
 
 TEST(ChatTemplate, ReadsTemplatesFromAGgufFile) {
   GgufWriter writer;
   writer.metadata().set("general.architecture", GgufValue::of_string("llama"));
-  writer.metadata().set("tokenizer.chat_template", GgufValue::of_string("{% for m in messages %}<{{ m.role }}>{% endfor %}"));
+  writer.metadata().set("tokenizer.chat_template",
+                        GgufValue::of_string("{% for m in messages %}<{{ m.role }}>{% endfor %}"));
   const std::string path = sinter::testing::scratch_dir() + "/template.gguf";
   ASSERT_TRUE(writer.write(path).ok());
   auto file = GgufFile::open(path);
@@ -93,8 +95,9 @@ TEST(ChatTemplate, SpecialTokensOutsideTheVocabularyAreAnError) {
   ChatRequest request;
   Status status = set_special_tokens(metadata, &request);
   ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.error().message().find("tokenizer.ggml.eos_token_id is 99 but the vocabulary has 4 tokens"),
-            std::string::npos);
+  EXPECT_NE(
+      status.error().message().find("tokenizer.ggml.eos_token_id is 99 but the vocabulary has 4 tokens"),
+      std::string::npos);
 }
 
 TEST(ChatTemplate, TheTemplateSeesWhatHuggingFacePasses) {
@@ -118,9 +121,10 @@ TEST(ChatTemplate, ToolSchemasKeepTheirKeyOrder) {
   ChatRequest request;
   request.tools = Json::parse(R"([{"type": "function", "function": {"name": "z", "description": "é",
       "parameters": {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "number"}}}}}])");
-  EXPECT_EQ(render_ok(*chat_template, request),
-            R"({"type": "function", "function": {"name": "z", "description": "é", "parameters": {"type": "object", )"
-            R"("properties": {"b": {"type": "string"}, "a": {"type": "number"}}}}})");
+  EXPECT_EQ(
+      render_ok(*chat_template, request),
+      R"({"type": "function", "function": {"name": "z", "description": "é", "parameters": {"type": "object", )"
+      R"("properties": {"b": {"type": "string"}, "a": {"type": "number"}}}}})");
 }
 
 TEST(ChatTemplate, MalformedRequestsAreRejectedWithTheField) {
@@ -147,9 +151,12 @@ TEST(ChatTemplate, ErrorsNameTheTemplateAndTheLine) {
   auto broken = ChatTemplate::from_source("{% if %}", "tool_use");
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error().code(), ErrorCode::kFormat);
-  EXPECT_EQ(broken.error().message().rfind("chat template 'tool_use': line 1, column 7: TemplateSyntaxError", 0), 0u)
+  EXPECT_EQ(
+      broken.error().message().rfind("chat template 'tool_use': line 1, column 7: TemplateSyntaxError", 0),
+      0u)
       << broken.error().message();
-  auto raising = ChatTemplate::from_source("{% if messages[0].role == 'system' %}\n{{ raise_exception('no system') }}{% endif %}");
+  auto raising = ChatTemplate::from_source(
+      "{% if messages[0].role == 'system' %}\n{{ raise_exception('no system') }}{% endif %}");
   ASSERT_TRUE(raising.ok());
   ChatRequest request;
   request.messages = Json::parse(R"([{"role": "system", "content": "s"}])");

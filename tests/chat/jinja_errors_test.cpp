@@ -15,7 +15,8 @@ Error parse_error(const std::string& source) {
   return parsed.ok() ? Error(ErrorCode::kInternal, "no error") : parsed.error();
 }
 
-Error render_error(const std::string& source, const RenderOptions& options = {}, const Variables& variables = {}) {
+Error render_error(const std::string& source, const RenderOptions& options = {},
+                   const Variables& variables = {}) {
   auto parsed = Template::parse(source);
   EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
   if (!parsed.ok()) return parsed.error();
@@ -24,7 +25,8 @@ Error render_error(const std::string& source, const RenderOptions& options = {},
   return text.ok() ? Error(ErrorCode::kInternal, "no error") : text.error();
 }
 
-std::string render(const std::string& source, const Variables& variables = {}, const RenderOptions& options = {}) {
+std::string render(const std::string& source, const Variables& variables = {},
+                   const RenderOptions& options = {}) {
   auto parsed = Template::parse(source);
   EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
   if (!parsed.ok()) return "";
@@ -38,7 +40,8 @@ bool starts_with(const std::string& text, const std::string& prefix) { return te
 TEST(TemplateErrors, SyntaxErrorsNameLineAndColumn) {
   Error error = parse_error("line one\n{% if x %}\n  {{ 1 + }}\n{% endif %}");
   EXPECT_EQ(error.code(), ErrorCode::kFormat);
-  EXPECT_TRUE(starts_with(error.message(), "line 3, column 10: TemplateSyntaxError: unexpected")) << error.message();
+  EXPECT_TRUE(starts_with(error.message(), "line 3, column 10: TemplateSyntaxError: unexpected"))
+      << error.message();
 
   error = parse_error("{{ 'ok' }}\n\n    {{ name | no_such_filter }}");
   EXPECT_TRUE(starts_with(error.message(), "line 3, column 15:")) << error.message();
@@ -52,7 +55,8 @@ TEST(TemplateErrors, SyntaxErrorsNameLineAndColumn) {
   EXPECT_TRUE(starts_with(error.message(), "line 2, column 7:")) << error.message();
 
   error = parse_error("{% if true %}\n{% endfor %}");
-  EXPECT_TRUE(starts_with(error.message(), "line 2, column 4: TemplateSyntaxError: Encountered unknown tag 'endfor'"))
+  EXPECT_TRUE(
+      starts_with(error.message(), "line 2, column 4: TemplateSyntaxError: Encountered unknown tag 'endfor'"))
       << error.message();
 }
 
@@ -67,8 +71,9 @@ TEST(TemplateErrors, CarriageReturnsCountAsOneLineBreak) {
 }
 
 TEST(TemplateErrors, RuntimeErrorsNameTheFailingExpression) {
-  Error error = render_error("{% for m in messages %}\n  {{- raise_exception('Roles must alternate') }}\n{% endfor %}",
-                             {}, {{"messages", Value::list({Value(1)})}});
+  Error error =
+      render_error("{% for m in messages %}\n  {{- raise_exception('Roles must alternate') }}\n{% endfor %}",
+                   {}, {{"messages", Value::list({Value(1)})}});
   EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(error.message(), "line 2, column 7: Roles must alternate");
 
@@ -137,29 +142,32 @@ TEST(TemplateLimits, OutputAndValueSizesAreBounded) {
 }
 
 TEST(TemplateLimits, DeeplyNestedSourceIsASyntaxError) {
-  for (const std::string& source :
-       {"{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}",
-        "{{ " + std::string(5000, '[') + std::string(5000, ']') + " }}", "{{ a" + std::string(20000, '.') + " }}",
-        [] {
-          std::string s = "{{ a";
-          for (int i = 0; i < 5000; ++i) s += ".b";
-          return s + " }}";
-        }(),
-        [] {
-          std::string s = "{{ 1";
-          for (int i = 0; i < 5000; ++i) s += " + 1";
-          return s + " }}";
-        }(),
-        [] {
-          std::string s;
-          for (int i = 0; i < 3000; ++i) s += "{% if true %}";
-          return s;
-        }(),
-        "{{ " + std::string(5000, '-') + "1 }}", "{{ " + [] {
-          std::string s;
-          for (int i = 0; i < 3000; ++i) s += "not ";
-          return s;
-        }() + "1 }}"}) {
+  for (const std::string& source : {"{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}",
+                                    "{{ " + std::string(5000, '[') + std::string(5000, ']') + " }}",
+                                    "{{ a" + std::string(20000, '.') + " }}",
+                                    [] {
+                                      std::string s = "{{ a";
+                                      for (int i = 0; i < 5000; ++i) s += ".b";
+                                      return s + " }}";
+                                    }(),
+                                    [] {
+                                      std::string s = "{{ 1";
+                                      for (int i = 0; i < 5000; ++i) s += " + 1";
+                                      return s + " }}";
+                                    }(),
+                                    [] {
+                                      std::string s;
+                                      for (int i = 0; i < 3000; ++i) s += "{% if true %}";
+                                      return s;
+                                    }(),
+                                    "{{ " + std::string(5000, '-') + "1 }}",
+                                    "{{ " +
+                                        [] {
+                                          std::string s;
+                                          for (int i = 0; i < 3000; ++i) s += "not ";
+                                          return s;
+                                        }() +
+                                        "1 }}"}) {
     auto parsed = Template::parse(source);
     ASSERT_FALSE(parsed.ok()) << source.substr(0, 40);
     EXPECT_EQ(parsed.error().code(), ErrorCode::kFormat) << parsed.error().message();
@@ -190,8 +198,10 @@ TEST(TemplateValues, MutationIsForbiddenUnlessAllowed) {
             std::string::npos);
   RenderOptions options;
   options.allow_mutation = true;
-  EXPECT_EQ(render("{% set l = [1] %}{% set _ = l.append(2) %}{% set _ = l.extend([3, 4]) %}{% set _ = l.insert(0, 0) %}"
-                   "{{ l.pop() }}{{ l }}{% set d = {} %}{% set _ = d.update({'a': 1}, b=2) %}{{ d.setdefault('c', 3) }}"
+  EXPECT_EQ(render("{% set l = [1] %}{% set _ = l.append(2) %}{% set _ = l.extend([3, 4]) %}{% set _ = "
+                   "l.insert(0, 0) %}"
+                   "{{ l.pop() }}{{ l }}{% set d = {} %}{% set _ = d.update({'a': 1}, b=2) %}{{ "
+                   "d.setdefault('c', 3) }}"
                    "{{ d }}{{ d.pop('a') }}{{ d }}",
                    {}, options),
             "4[0, 1, 2, 3]3{'a': 1, 'b': 2, 'c': 3}1{'b': 2, 'c': 3}");
