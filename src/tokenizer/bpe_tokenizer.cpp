@@ -222,7 +222,8 @@ std::string BpeTokenizer::token_to_piece(TokenId id, bool render_special) const 
   if (!vocabulary_.contains(id)) return {};
   const std::string_view text = vocabulary_.text(id);
   switch (vocabulary_.type(id)) {
-    case TokenType::kUserDefined: return std::string(text);
+    // Gemma 4 style: user-defined pieces such as "▁▁▁▁" stand for spaces (as Hugging Face decodes).
+    case TokenType::kUserDefined: return spec_->byte_level ? std::string(text) : unescape_spaces(text);
     case TokenType::kControl:
     case TokenType::kUnknown: return render_special ? std::string(text) : std::string();
     case TokenType::kNormal: {

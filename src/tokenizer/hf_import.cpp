@@ -131,6 +131,10 @@ class Importer {
   Result<HfImport> run() {
     const Json& model = tokenizer_.at("model");
     const std::string type = model.value("type", std::string());
+    if (type != "BPE" && type != "WordPiece") {
+      return make_error(ErrorCode::kUnsupported, "tokenizer.json model type '", type,
+                        "' is not supported (BPE and WordPiece are)");
+    }
     SINTER_TRY(read_vocabulary(model));
     if (type == "BPE") {
       if (model.value("byte_fallback", false) || uses_space_mark()) {
@@ -154,7 +158,13 @@ class Importer {
     if (!vocab.is_object())
       return make_error(ErrorCode::kFormat, "tokenizer.json: model.vocab is not an object");
     int64_t max_id = -1;
-    for (const auto& [text, id] : vocab.items()) max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+    for (const auto& [text, id] : vocab.items()) {
+      if (id.get<int64_t>() < 0) {
+        return make_error(ErrorCode::kFormat, "tokenizer.json: token '", text, "' has negative id ",
+                          id.get<int64_t>());
+      }
+      max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+    }
     for (const Json& added : tokenizer_.value("added_tokens", Json::array())) {
       AddedToken token{added.at("id").get<int32_t>(), added.at("content").get<std::string>(),
                        added.value("special", false), added.value("lstrip", false),
@@ -255,6 +265,22 @@ class Importer {
       }
     }
     Metadata& m = result_.metadata;
+    if (options_.force_pre == "gemma4") {
+      // Gemma 4's form of the same thing: merges by rank over raw UTF-8 (`gpt2` + `pre = gemma4`).
+      if (prefix) return make_error(ErrorCode::kUnsupported, "pre-tokenizer gemma4 adds no space prefix");
+      std::vector<std::string> merges;
+      for (const auto& [left, right] : pairs) merges.push_back(left + " " + right);
+      m.set("tokenizer.ggml.model", GgufValue::of_string("gpt2"));
+      m.set("tokenizer.ggml.pre", GgufValue::of_string("gemma4"));
+      m.set("tokenizer.ggml.tokens", GgufValue::of_strings(texts_));
+      m.set("tokenizer.ggml.token_type", GgufValue::of_i32s(types_));
+      m.set("tokenizer.ggml.merges", GgufValue::of_strings(merges));
+      return ok_status();
+    }
+    if (!options_.force_pre.empty()) {
+      return make_error(ErrorCode::kUnsupported,
+                        "a SentencePiece-style vocabulary takes no pre-tokenizer but gemma4");
+    }
     m.set("tokenizer.ggml.model", GgufValue::of_string("llama"));
     m.set("tokenizer.ggml.tokens", GgufValue::of_strings(texts_));
     m.set("tokenizer.ggml.scores", GgufValue::of_f32s(scores));
@@ -429,7 +455,7 @@ class Importer {
 Result<Json> parse(std::string_view text, const char* what) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     return make_error(ErrorCode::kFormat, what, " is not valid JSON: ", e.what());
   }
 }

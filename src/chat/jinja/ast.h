@@ -174,7 +174,7 @@ enum class StmtKind {
   kWith,
   kBreak,
   kContinue,
-  kScope,  // a body rendered in place: {% block %}, Hugging Face's {% generation %}
+  kScope,  // a body in a scope of its own: Hugging Face's {% generation %}, {% print a, b %}
 };
 
 struct Stmt {

@@ -52,10 +52,10 @@ std::optional<Value> attribute_for(Interpreter& interpreter, const Value& object
 
 Value missing(const Value& object, const Value& key) {
   if (key.is_string()) {
-    return Value::undefined(py::repr(object_type_repr(object)) + " has no attribute " +
-                            py::repr(key.as_string()));
+    return Value::undefined(
+        concat(py::repr(object_type_repr(object)), " has no attribute ", py::repr(key.as_string())));
   }
-  return Value::undefined(object_type_repr(object) + " has no element " + repr(key));
+  return Value::undefined(concat(object_type_repr(object), " has no element ", repr(key)));
 }
 
 std::optional<Value> index_sequence(const std::vector<Value>& items, int64_t index) {

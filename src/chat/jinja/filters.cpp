@@ -47,14 +47,16 @@ BuiltinStatus test_status(std::string_view name) {
 Result<Value> Interpreter::apply_filter(std::string_view name, const Value& input, CallArgs args) {
   FilterFunction function = find_filter(name);
   if (!function)
-    return Error(ErrorCode::kInvalidArgument, concat("TemplateRuntimeError: No filter named '", name, "'."));
+    return Error(ErrorCode::kInvalidArgument,
+                 concat("TemplateRuntimeError: No filter named '", name, "' found."));
   return function(*this, input, args);
 }
 
 Result<bool> Interpreter::apply_test(std::string_view name, const Value& value, CallArgs args) {
   TestFunction function = find_test(name);
   if (!function)
-    return Error(ErrorCode::kInvalidArgument, concat("TemplateRuntimeError: No test named '", name, "'."));
+    return Error(ErrorCode::kInvalidArgument,
+                 concat("TemplateRuntimeError: No test named '", name, "' found."));
   return function(*this, value, args);
 }
 

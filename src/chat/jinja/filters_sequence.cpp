@@ -278,7 +278,7 @@ Result<Value> filter_dictsort(Interpreter&, const Value& input, const CallArgs& 
     return Error(ErrorCode::kInvalidArgument,
                  "FilterArgumentError: You can only sort by either \"key\" or \"value\"");
   }
-  if (!input.is_dict()) return type_error("'" + type_name(input) + "' object has no attribute 'items'");
+  if (!input.is_dict()) return type_error(concat("'", type_name(input), "' object has no attribute 'items'"));
   std::vector<std::pair<Value, Value>> keyed;
   for (const auto& [key, value] : input.as_dict().entries()) {
     Value sort_key = by == "key" ? key : value;

@@ -1,5 +1,6 @@
 // Filters on strings and scalars. Each follows its Jinja2 definition (filters.py): most convert
 // their input with str() first, so that Undefined becomes "" and None becomes "None".
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -83,7 +84,7 @@ Result<Value> filter_replace(Interpreter& interpreter, const Value& input, const
   if (c.is_integral()) {
     count = c.as_int();
   } else if (!c.is_none()) {
-    return type_error("'" + type_name(c) + "' object cannot be interpreted as an integer");
+    return type_error(concat("'", type_name(c), "' object cannot be interpreted as an integer"));
   }
   return text_result(interpreter, py::replace(to_str(input), to_str(a.get(0)), to_str(a.get(1)), count));
 }
@@ -199,7 +200,7 @@ Result<Value> filter_center(Interpreter& interpreter, const Value& input, const 
   SINTER_ASSIGN(auto a, bind("center", args, {"width"}));
   Value width = a.get(0, Value(80));
   if (!width.is_integral())
-    return type_error("'" + type_name(width) + "' object cannot be interpreted as an integer");
+    return type_error(concat("'", type_name(width), "' object cannot be interpreted as an integer"));
   std::string text = to_str(input);
   auto length = static_cast<int64_t>(py::length(text));
   int64_t total = width.as_int() - length;
@@ -220,7 +221,7 @@ Result<Value> filter_indent(Interpreter& interpreter, const Value& input, const 
     if (width.as_int() > (int64_t{1} << 20)) return limit_error("indent width too large");
     indention = std::string(static_cast<size_t>(std::max<int64_t>(width.as_int(), 0)), ' ');
   } else {
-    return type_error("can't multiply sequence by non-int of type '" + type_name(width) + "'");
+    return type_error(concat("can't multiply sequence by non-int of type '", type_name(width), "'"));
   }
   bool first = truthy(a.get(1, Value(false)));
   bool blank = truthy(a.get(2, Value(false)));
@@ -234,7 +235,10 @@ Result<Value> filter_indent(Interpreter& interpreter, const Value& input, const 
     }
   } else {
     out = lines.empty() ? "" : lines[0];
-    for (size_t i = 1; i < lines.size(); ++i) out += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      out += '\n';
+      if (!lines[i].empty()) out += indention + lines[i];
+    }
   }
   if (first) out = indention + out;
   return text_result(interpreter, std::move(out));
@@ -302,7 +306,7 @@ Result<Value> filter_abs(Interpreter&, const Value& input, const CallArgs& args)
   }
   if (input.is_float()) return Value(std::fabs(input.as_float()));
   if (input.is_undefined()) return undefined_failure(input);
-  return type_error("bad operand type for abs(): '" + type_name(input) + "'");
+  return type_error(concat("bad operand type for abs(): '", type_name(input), "'"));
 }
 
 // Python's float(str): optional sign, digits with single underscores, a fraction, an exponent;
@@ -433,11 +437,13 @@ Result<Value> filter_round(Interpreter&, const Value& input, const CallArgs& arg
     return Error(ErrorCode::kInvalidArgument, "FilterArgumentError: method must be common, ceil or floor");
   }
   if (!precision_value.is_integral()) {
-    return type_error("'" + type_name(precision_value) + "' object cannot be interpreted as an integer");
+    return type_error(
+        concat("'", type_name(precision_value), "' object cannot be interpreted as an integer"));
   }
   int64_t precision = precision_value.as_int();
   if (input.is_undefined()) return undefined_failure(input);
-  if (!input.is_number()) return type_error("type " + type_name(input) + " doesn't define __round__ method");
+  if (!input.is_number())
+    return type_error(concat("type ", type_name(input), " doesn't define __round__ method"));
   if (method == "common") {
     if (input.is_integral() && precision >= 0) return Value(input.as_int());
     return Value(round_float(input.as_float(), precision));
@@ -459,9 +465,30 @@ Result<Value> filter_attr(Interpreter& interpreter, const Value& input, const Ca
   return get_python_attribute(interpreter, input, to_str(a.get(0)));
 }
 
+// pprint.pformat's order: dict keys sorted (by type name first where they cannot be compared).
+Value sorted_for_pprint(const Value& value, int depth) {
+  if (depth > 64) return value;
+  if (value.is_list() || value.is_tuple()) {
+    std::vector<Value> items;
+    for (const auto& item : value.items()) items.push_back(sorted_for_pprint(item, depth + 1));
+    return Value::sequence(std::move(items), value.flavor());
+  }
+  if (!value.is_dict()) return value;
+  auto entries = value.as_dict().entries();
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    auto c = compare_values(a.first, b.first);
+    if (c) return *c < 0;
+    return type_name(a.first) < type_name(b.first);
+  });
+  auto dict = std::make_shared<Dict>();
+  for (const auto& [k, v] : entries) dict->set(k, sorted_for_pprint(v, depth + 1));
+  return Value(std::move(dict));
+}
+
+// pformat() as long as the text fits its 80 columns (longer values are not wrapped here).
 Result<Value> filter_pprint(Interpreter&, const Value& input, const CallArgs& args) {
   SINTER_TRY(expect_no_arguments("do_pprint", args));
-  return Value(repr(input));
+  return Value(repr(sorted_for_pprint(input, 0)));
 }
 
 // Hugging Face's tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None,
@@ -477,7 +504,7 @@ Result<Value> filter_tojson(Interpreter& interpreter, const Value& input, const 
     if (indent.as_int() > 4096) return limit_error("tojson indent too large");
     options.indent = std::string(static_cast<size_t>(std::max<int64_t>(indent.as_int(), 0)), ' ');
   } else if (!indent.is_none()) {
-    return type_error("can't multiply sequence by non-int of type '" + type_name(indent) + "'");
+    return type_error(concat("can't multiply sequence by non-int of type '", type_name(indent), "'"));
   }
   Value separators = a.get(2, Value::none());
   if (!separators.is_none()) {

@@ -23,7 +23,7 @@ Result<Value> range_function(Interpreter&, CallArgs args) {
   for (size_t i = 0; i < args.positional.size(); ++i) {
     const Value& v = args.positional[i];
     if (!v.is_integral())
-      return type_error("'" + type_name(v) + "' object cannot be interpreted as an integer");
+      return type_error(concat("'", type_name(v), "' object cannot be interpreted as an integer"));
   }
   if (args.positional.size() == 1) {
     bounds[1] = args.positional[0].as_int();
@@ -86,6 +86,7 @@ Result<Value> dict_function(Interpreter&, CallArgs args) {
 Result<Value> namespace_function(Interpreter& interpreter, CallArgs args) {
   SINTER_ASSIGN(auto dict, make_dict("Namespace", args));
   auto ns = std::make_shared<Namespace>();
+  SINTER_TRY(check_nesting(Value(dict)));
   for (const auto& [key, value] : dict->entries()) {
     if (!key.is_string()) return type_error("keywords must be strings");
     ns->set_attribute(key.as_string(), value);
@@ -126,7 +127,7 @@ Result<Value> strftime_now_function(Interpreter& interpreter, CallArgs args) {
   SINTER_ASSIGN(auto a, BoundArguments::bind("strftime_now", args, {"format"}, 1));
   Value format_value = a.get(0);
   if (!format_value.is_string()) {
-    return type_error("strftime() argument 1 must be str, not " + type_name(format_value));
+    return type_error(concat("strftime() argument 1 must be str, not ", type_name(format_value)));
   }
   auto now = interpreter.options().now.value_or(std::chrono::system_clock::now());
   std::time_t seconds = std::chrono::system_clock::to_time_t(now);

@@ -115,7 +115,7 @@ Result<Interpreter::Flow> Interpreter::exec(const Stmt& stmt, const ScopePtr& sc
     case StmtKind::kSetBlock: {
       const auto& node = static_cast<const SetBlockStmt&>(stmt);
       std::string text;
-      SINTER_TRY(exec_body(node.body, scope, &text));
+      SINTER_TRY(exec_body(node.body, std::make_shared<Scope>(scope), &text));
       Value value(std::move(text));
       if (node.filter) {
         SINTER_ASSIGN(value, eval_filter(static_cast<const FilterExpr&>(*node.filter), *scope, &value));
@@ -134,7 +134,7 @@ Result<Interpreter::Flow> Interpreter::exec(const Stmt& stmt, const ScopePtr& sc
     case StmtKind::kFilterBlock: {
       const auto& node = static_cast<const FilterBlockStmt&>(stmt);
       std::string text;
-      SINTER_TRY(exec_body(node.body, scope, &text));
+      SINTER_TRY(exec_body(node.body, std::make_shared<Scope>(scope), &text));
       Value body(std::move(text));
       SINTER_ASSIGN(Value filtered, eval_filter(static_cast<const FilterExpr&>(*node.filter), *scope, &body));
       Status status = append_output(out, to_str(filtered));
@@ -153,7 +153,8 @@ Result<Interpreter::Flow> Interpreter::exec(const Stmt& stmt, const ScopePtr& sc
     }
     case StmtKind::kBreak: return Flow::kBreak;
     case StmtKind::kContinue: return Flow::kContinue;
-    case StmtKind::kScope: return exec_body(static_cast<const ScopeStmt&>(stmt).body, scope, out);
+    case StmtKind::kScope:
+      return exec_body(static_cast<const ScopeStmt&>(stmt).body, std::make_shared<Scope>(scope), out);
   }
   return Flow::kNormal;
 }
@@ -187,7 +188,7 @@ Result<Interpreter::Flow> Interpreter::exec_for(const ForStmt& stmt, const Scope
     items = std::move(kept);
   }
   if (items.empty()) {
-    SINTER_TRY(exec_body(stmt.otherwise, scope, out));
+    SINTER_TRY(exec_body(stmt.otherwise, std::make_shared<Scope>(scope), out));
     return Flow::kNormal;
   }
   auto loop = std::make_shared<LoopObject>(items, depth, &stmt, scope);
@@ -232,6 +233,7 @@ Status Interpreter::assign(const Expr& target, const Value& value, Scope& scope)
         return Error(ErrorCode::kInvalidArgument,
                      "TemplateRuntimeError: cannot assign attribute on non-namespace object");
       }
+      SINTER_TRY(check_nesting(value));
       object->as_object().set_attribute(ref.attribute, value);
       return ok_status();
     }
@@ -318,7 +320,7 @@ Result<Value> Interpreter::call_macro(const MacroStmt& macro, const ScopePtr& cl
       scope->set(parameters[i].name, std::move(value));
     } else {
       scope->set(parameters[i].name,
-                 Value::undefined("parameter '" + parameters[i].name + "' was not provided"));
+                 Value::undefined(concat("parameter '", parameters[i].name, "' was not provided")));
     }
   }
   if (macro.uses_varargs) scope->set("varargs", Value::tuple(std::move(extra_positional)));
@@ -357,7 +359,8 @@ Result<CallArgs> Interpreter::eval_args(const CallArguments& args, Scope& scope)
   }
   if (args.star_kwargs) {
     SINTER_ASSIGN(Value extra, eval(*args.star_kwargs, scope));
-    if (!extra.is_dict()) return type_error("argument after ** must be a mapping, not " + type_name(extra));
+    if (!extra.is_dict())
+      return type_error(concat("argument after ** must be a mapping, not ", type_name(extra)));
     for (const auto& [key, value] : extra.as_dict().entries()) {
       if (!key.is_string()) return type_error("keywords must be strings");
       out.keyword.emplace_back(key.as_string(), value);
@@ -376,7 +379,7 @@ Result<Value> Interpreter::call(const Value& callee, CallArgs args) {
       return loop->call_recursive(*this, args.positional[0]);
     }
   }
-  return type_error("'" + type_name(callee) + "' object is not callable");
+  return type_error(concat("'", type_name(callee), "' object is not callable"));
 }
 
 Result<Value> Interpreter::eval_compare(const CompareExpr& expr, Scope& scope) {
@@ -453,7 +456,8 @@ Result<Value> Interpreter::eval_slice(const Value& object, const SliceExpr& slic
   if (object.is_undefined()) return undefined_failure(object);
   bool sliceable = object.is_string() || object.is_list() || object.is_tuple() ||
                    (object.is_sequence() && object.flavor() == ListFlavor::kRange);
-  if (invalid || !sliceable) return Value::undefined(object_type_repr(object) + " has no element slice(...)");
+  if (invalid || !sliceable)
+    return Value::undefined(concat(object_type_repr(object), " has no element slice(...)"));
   int64_t step = bounds[2].value_or(1);
   if (step == 0) return value_error("slice step cannot be zero");
   if (object.is_string()) {
@@ -479,7 +483,7 @@ Result<Value> Interpreter::eval_node(const Expr& expr, Scope& scope) {
     case ExprKind::kName: {
       const auto& name = static_cast<const NameExpr&>(expr).name;
       if (const Value* value = scope.find(name)) return *value;
-      return Value::undefined(py::repr(name) + " is undefined");
+      return Value::undefined(concat(py::repr(name), " is undefined"));
     }
     case ExprKind::kList:
     case ExprKind::kTuple: {

@@ -82,7 +82,7 @@ class JsonWriter {
       case Value::Kind::kDict: return write_dict(value.as_dict(), level);
       default: break;
     }
-    return type_error("Object of type " + type_name(value) + " is not JSON serializable");
+    return type_error(concat("Object of type ", type_name(value), " is not JSON serializable"));
   }
 
   std::string take() { return std::move(out_); }
@@ -117,7 +117,7 @@ class JsonWriter {
       case Value::Kind::kBool: return std::string(key.as_bool() ? "true" : "false");
       case Value::Kind::kInt: return std::to_string(key.as_int());
       case Value::Kind::kFloat: return json_float(key.as_float());
-      default: return type_error("keys must be str, int, float, bool or None, not " + type_name(key));
+      default: return type_error(concat("keys must be str, int, float, bool or None, not ", type_name(key)));
     }
   }
 

@@ -376,7 +376,7 @@ class Lexer {
         digits += source_[q++];
       }
       if (digits.empty()) {
-        digits = "0";  // "0x" without digits lexes as the integer 0 followed by a name
+        digits.assign(1, '0');  // "0x" without digits lexes as the integer 0 followed by a name
         q = p + 1;
         base = 10;
       }

@@ -305,6 +305,7 @@ Result<Value> dict_method(Interpreter& interpreter, const Value& self, std::stri
     }
     if (name == "setdefault") {
       Value value = a.get(1, Value::none());
+      SINTER_TRY(check_nesting(value, kMaxValueNesting, self.dict_ptr().get()));
       target.set(a.get(0), value);
       return value;
     }
@@ -319,6 +320,8 @@ Result<Value> dict_method(Interpreter& interpreter, const Value& self, std::stri
   }
   if (name == "update") {
     if (args.positional.size() > 1) return type_error("update expected at most 1 argument");
+    for (const auto& arg : args.positional) SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
+    for (const auto& [key, arg] : args.keyword) SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
     if (!args.positional.empty()) {
       const Value& other = args.positional[0];
       if (other.is_dict()) {
@@ -360,8 +363,8 @@ Result<Value> list_method(Interpreter& interpreter, const Value& self, std::stri
     for (int64_t i = start; i < end; ++i) {
       if (equals(items[static_cast<size_t>(i)], a.get(0))) return Value(i);
     }
-    return value_error(self.is_tuple() ? "tuple.index(x): x not in tuple"
-                                       : repr(a.get(0)) + " is not in list");
+    return value_error(
+        concat(self.is_tuple() ? "tuple.index(x): x not in tuple" : repr(a.get(0)), " is not in list"));
   }
   if (name == "count") {
     SINTER_ASSIGN(auto a, bind({"value"}, 1));
@@ -377,6 +380,7 @@ Result<Value> list_method(Interpreter& interpreter, const Value& self, std::stri
   if (name == "append") {
     SINTER_ASSIGN(auto a, bind({"object"}, 1));
     SINTER_TRY(interpreter.check_size(8 * (target.size() + 1)));
+    SINTER_TRY(check_nesting(a.get(0), kMaxValueNesting, self.list_ptr().get()));
     target.push_back(a.get(0));
     return Value::none();
   }
@@ -384,6 +388,7 @@ Result<Value> list_method(Interpreter& interpreter, const Value& self, std::stri
     SINTER_ASSIGN(auto a, bind({"iterable"}, 1));
     SINTER_ASSIGN(std::vector<Value> more, iterate(a.get(0)));
     SINTER_TRY(interpreter.check_size(8 * (target.size() + more.size())));
+    for (const auto& item : more) SINTER_TRY(check_nesting(item, kMaxValueNesting, self.list_ptr().get()));
     target.insert(target.end(), more.begin(), more.end());
     return Value::none();
   }
@@ -394,6 +399,7 @@ Result<Value> list_method(Interpreter& interpreter, const Value& self, std::stri
     if (index < 0) index = std::max<int64_t>(index + length, 0);
     index = std::min(index, length);
     SINTER_TRY(interpreter.check_size(8 * (target.size() + 1)));
+    SINTER_TRY(check_nesting(a.get(1), kMaxValueNesting, self.list_ptr().get()));
     target.insert(target.begin() + index, a.get(1));
     return Value::none();
   }

@@ -9,7 +9,7 @@ namespace sinter::chat::jinja {
 namespace {
 
 Value missing_attribute(const std::string& type_repr, std::string_view name) {
-  return Value::undefined(py::repr(type_repr) + " has no attribute " + py::repr(name));
+  return Value::undefined(concat(py::repr(type_repr), " has no attribute ", py::repr(name)));
 }
 
 }  // namespace
@@ -23,13 +23,12 @@ Result<Value> MacroFunction::call(Interpreter& interpreter, CallArgs args) const
 }
 
 Value Namespace::attribute(std::string_view name) const {
-  if (const Value* value = attributes_.find(name)) return *value;
+  if (const Value* value = attributes_->find(name)) return *value;
   return missing_attribute("jinja2.utils.Namespace object", name);
 }
 
 std::string Namespace::repr() const {
-  auto dict = std::make_shared<Dict>(attributes_);
-  return "<Namespace " + jinja::repr(Value(dict)) + ">";
+  return "<Namespace " + jinja::repr(Value(attributes_)) + ">";
 }
 
 Value LoopObject::attribute(std::string_view name) const {
@@ -88,9 +87,9 @@ Value Cycler::attribute(std::string_view name) const {
     return make_function("next", [self](Interpreter&, CallArgs args) -> Result<Value> {
       SINTER_TRY(expect_no_arguments("next", args));
       if (self->items_.empty()) return value_error("cycler has no items");
-      Value value = self->items_[self->position_ % self->items_.size()];
-      self->position_ = (self->position_ + 1) % self->items_.size();
-      return value;
+      size_t index = self->position_ % self->items_.size();
+      self->position_ = (index + 1) % self->items_.size();
+      return Result<Value>(self->items_[index]);
     });
   }
   if (name == "reset") {

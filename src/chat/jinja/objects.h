@@ -53,13 +53,13 @@ class Namespace : public Object {
   std::string repr() const override;
   bool is_namespace() const override { return true; }
   void set_attribute(const std::string& name, Value value) override {
-    attributes_.set(Value(name), std::move(value));
+    attributes_->set(Value(name), std::move(value));
   }
-  void clear() override { attributes_.clear(); }
-  const Dict& attributes() const { return attributes_; }
+  void clear() override { attributes_->clear(); }
+  const Dict& attributes() const { return *attributes_; }
 
  private:
-  Dict attributes_;
+  DictPtr attributes_ = std::make_shared<Dict>();
 };
 
 // The `loop` variable of a for loop.

@@ -176,7 +176,7 @@ Result<Value> binary_operation(BinaryOp op, const Value& a, const Value& b, size
     case BinaryOp::kAdd:
       if (a.is_string()) {
         if (!b.is_string())
-          return type_error("can only concatenate str (not \"" + type_name(b) + "\") to str");
+          return type_error(concat("can only concatenate str (not \"", type_name(b), "\") to str"));
         if (a.as_string().size() + b.as_string().size() > max_bytes) {
           return limit_error("a string built by + would pass the output size limit");
         }
@@ -185,7 +185,7 @@ Result<Value> binary_operation(BinaryOp op, const Value& a, const Value& b, size
       if (is_plain_sequence(a)) {
         if (!is_plain_sequence(b) || a.is_tuple() != b.is_tuple()) {
           std::string kind = type_name(a);
-          return type_error("can only concatenate " + kind + " (not \"" + type_name(b) + "\") to " + kind);
+          return type_error(concat("can only concatenate ", kind, " (not \"", type_name(b), "\") to ", kind));
         }
         std::vector<Value> items = a.items();
         items.insert(items.end(), b.items().begin(), b.items().end());
@@ -198,9 +198,9 @@ Result<Value> binary_operation(BinaryOp op, const Value& a, const Value& b, size
       if (a_sequence && b.is_integral()) return repeat(a, b.as_int(), max_bytes);
       if (b_sequence && a.is_integral()) return repeat(b, a.as_int(), max_bytes);
       if (a_sequence && !b_sequence)
-        return type_error("can't multiply sequence by non-int of type '" + type_name(b) + "'");
+        return type_error(concat("can't multiply sequence by non-int of type '", type_name(b), "'"));
       if (b_sequence && !a_sequence)
-        return type_error("can't multiply sequence by non-int of type '" + type_name(a) + "'");
+        return type_error(concat("can't multiply sequence by non-int of type '", type_name(a), "'"));
       return unsupported(op, a, b);
     }
     default: return unsupported(op, a, b);
@@ -214,14 +214,14 @@ Result<Value> negate(const Value& value) {
     return Value(-value.as_int());
   }
   if (value.is_float()) return Value(-value.as_float());
-  return type_error("bad operand type for unary -: '" + type_name(value) + "'");
+  return type_error(concat("bad operand type for unary -: '", type_name(value), "'"));
 }
 
 Result<Value> unary_plus(const Value& value) {
   if (value.is_undefined()) return undefined_failure(value);
   if (value.is_integral()) return Value(value.as_int());
   if (value.is_float()) return value;
-  return type_error("bad operand type for unary +: '" + type_name(value) + "'");
+  return type_error(concat("bad operand type for unary +: '", type_name(value), "'"));
 }
 
 namespace {
@@ -244,7 +244,7 @@ Result<std::string> format_one(const PercentSpec& spec, const Value& value) {
   char conversion = spec.conversion;
   std::string c_format = "%" + spec.flags;
   if (spec.width >= 0) c_format += std::to_string(spec.width);
-  if (spec.precision >= 0) c_format += "." + std::to_string(spec.precision);
+  if (spec.precision >= 0) c_format += concat(".", spec.precision);
   char buffer[512];
   switch (conversion) {
     case 's':
@@ -273,30 +273,30 @@ Result<std::string> format_one(const PercentSpec& spec, const Value& value) {
         return type_error(concat("%", conversion, " format: ", decimal ? "a real number" : "an integer",
                                  " is required, not ", type_name(value)));
       }
-      bool alternate = spec.flags.find('#') != std::string::npos;
-      std::string flags = spec.flags;
-      if (conversion == 'o' && alternate) flags.erase(flags.find('#'), 1);
-      std::string f = "%" + flags + (spec.width >= 0 ? std::to_string(spec.width) : "") +
-                      (spec.precision >= 0 ? "." + std::to_string(spec.precision) : "") + "ll" +
-                      (conversion == 'i' || conversion == 'u' ? 'd' : conversion);
-      if (conversion == 'o' && alternate) {
-        // Python writes 0o17 where C writes 017.
-        std::snprintf(buffer, sizeof buffer, "%llo", static_cast<unsigned long long>(n < 0 ? -n : n));
-        return pad((n < 0 ? "-0o" : "0o") + std::string(buffer), spec);
+      // Digits of the magnitude, then sign and prefix, then padding: Python's rules, which
+      // differ from C's for negative hex/octal numbers and for the '#' prefixes.
+      auto has = [&](char flag) { return spec.flags.find(flag) != std::string::npos; };
+      uint64_t magnitude =
+          n < 0 ? static_cast<uint64_t>(0) - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+      const char* digit_format = conversion == 'x'   ? "%llx"
+                                 : conversion == 'X' ? "%llX"
+                                 : conversion == 'o' ? "%llo"
+                                                     : "%llu";
+      std::snprintf(buffer, sizeof buffer, digit_format, static_cast<unsigned long long>(magnitude));
+      std::string digits = buffer;
+      if (spec.precision >= 0 && digits.size() < static_cast<size_t>(spec.precision)) {
+        digits.insert(0, static_cast<size_t>(spec.precision) - digits.size(), '0');
       }
-      if (conversion == 'x' || conversion == 'X' || conversion == 'o') {
-        // C prints negative numbers as two's complement; Python prints a sign.
-        std::snprintf(buffer, sizeof buffer, f.c_str(), static_cast<long long>(n < 0 ? -n : n));
-        std::string text = buffer;
-        if (n < 0) {
-          size_t first = text.find_first_not_of(' ');
-          text.insert(first == std::string::npos ? 0 : first, "-");
-          if (!text.empty() && text.front() == ' ' && spec.width >= 0) text.erase(0, 1);
-        }
-        return text;
+      std::string sign = n < 0 ? "-" : has('+') ? "+" : has(' ') ? " " : "";
+      if (has('#') && conversion != 'd' && conversion != 'i' && conversion != 'u') {
+        sign += conversion == 'o' ? "0o" : conversion == 'x' ? "0x" : "0X";
       }
-      std::snprintf(buffer, sizeof buffer, f.c_str(), static_cast<long long>(n));
-      return std::string(buffer);
+      size_t length = sign.size() + digits.size();
+      size_t width = spec.width > 0 ? static_cast<size_t>(spec.width) : 0;
+      if (length >= width) return sign + digits;
+      if (has('-')) return sign + digits + std::string(width - length, ' ');
+      if (has('0')) return sign + std::string(width - length, '0') + digits;
+      return std::string(width - length, ' ') + sign + digits;
     }
     case 'e':
     case 'E':
@@ -304,7 +304,7 @@ Result<std::string> format_one(const PercentSpec& spec, const Value& value) {
     case 'F':
     case 'g':
     case 'G': {
-      if (!value.is_number()) return type_error("must be real number, not " + type_name(value));
+      if (!value.is_number()) return type_error(concat("must be real number, not ", type_name(value)));
       std::snprintf(buffer, sizeof buffer, (c_format + conversion).c_str(), value.as_float());
       return std::string(buffer);
     }

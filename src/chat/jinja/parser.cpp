@@ -26,7 +26,8 @@ class Parser {
 
   Result<Body> parse() {
     SINTER_ASSIGN(Body body, subparse({}));
-    if (current().type != TokenType::kEof) return fail("unexpected " + describe_token(current()));
+    if (current().type != TokenType::kEof) return fail(concat("unexpected ", describe_token(current())));
+    if (!pending_.empty()) return pending_.front();
     return body;
   }
 
@@ -65,8 +66,8 @@ class Parser {
 
   Error expected(const std::string& what) const {
     if (current().type == TokenType::kEof)
-      return fail("unexpected end of template, expected '" + what + "'.");
-    return fail("expected token '" + what + "', got '" + describe_token(current()) + "'");
+      return fail(concat("unexpected end of template, expected '", what, "'."));
+    return fail(concat("expected token '", what, "', got '", describe_token(current()), "'"));
   }
   Status expect_op(std::string_view op) {
     if (!skip_op(op)) return expected(std::string(op));
@@ -103,8 +104,8 @@ class Parser {
   }
   Status check_depth() const {
     if (depth_ > limits_.max_nesting)
-      return fail("template nested too deeply (more than " + std::to_string(limits_.max_nesting) +
-                  " levels)");
+      return fail(
+          concat("template nested too deeply (more than ", std::to_string(limits_.max_nesting), " levels)"));
     return ok_status();
   }
 
@@ -153,7 +154,7 @@ class Parser {
           break;
         }
         case TokenType::kEof: return body;
-        default: return fail("unexpected " + describe_token(token));
+        default: return fail(concat("unexpected ", describe_token(token)));
       }
     }
   }
@@ -251,6 +252,7 @@ class Parser {
     // Hugging Face's {% generation %} marks assistant text for training masks; it renders its body.
     advance();
     auto scope = std::make_unique<ScopeStmt>(where);
+    SoftFrame inner(&soft_, false);
     SINTER_ASSIGN(scope->body, parse_statements({"endgeneration"}, true));
     return StmtPtr(std::move(scope));
   }
@@ -260,6 +262,7 @@ class Parser {
     SINTER_ASSIGN(node->target, parse_assign_target(true, false, {"in"}, false));
     if (!skip_name("in")) return expected("in");
     SINTER_ASSIGN(node->iterable, parse_tuple(false, false, {"recursive"}, false));
+    SoftFrame inner(&soft_, false);
     if (skip_name("if")) {
       SINTER_ASSIGN(node->filter, parse_expression(true));
     }
@@ -277,6 +280,7 @@ class Parser {
 
   Result<StmtPtr> parse_if() {
     auto node = std::make_unique<IfStmt>(advance().where);
+    SoftFrame soft(&soft_, true);
     while (true) {
       SINTER_ASSIGN(ExprPtr test, parse_tuple(false, false, {}, false));
       SINTER_ASSIGN(Body body, parse_statements({"elif", "else", "endif"}, false));
@@ -300,6 +304,7 @@ class Parser {
     }
     auto node = std::make_unique<SetBlockStmt>(where);
     node->target = std::move(target);
+    SoftFrame inner(&soft_, false);
     SINTER_ASSIGN(node->filter, parse_filter(nullptr, false));
     SINTER_ASSIGN(node->body, parse_statements({"endset"}, true));
     return StmtPtr(std::move(node));
@@ -324,6 +329,7 @@ class Parser {
   // A macro body: loops outside it do not count for break/continue, and its uses of varargs,
   // kwargs and caller are recorded.
   Result<Body> parse_macro_body(MacroStmt* node, std::string_view end_tag) {
+    SoftFrame inner(&soft_, false);
     int saved_loop_depth = loop_depth_;
     loop_depth_ = 0;
     macro_stack_.push_back(node);
@@ -335,6 +341,7 @@ class Parser {
 
   Result<StmtPtr> parse_macro() {
     auto node = std::make_unique<MacroStmt>(StmtKind::kMacro, advance().where);
+    SoftFrame inner(&soft_, false);
     SINTER_ASSIGN(node->name, expect_name());
     SINTER_TRY(parse_signature(node.get()));
     SINTER_ASSIGN(node->body, parse_macro_body(node.get(), "endmacro"));
@@ -354,6 +361,7 @@ class Parser {
 
   Result<StmtPtr> parse_filter_block() {
     auto node = std::make_unique<FilterBlockStmt>(advance().where);
+    SoftFrame inner(&soft_, false);
     SINTER_ASSIGN(node->filter, parse_filter(nullptr, true));
     SINTER_ASSIGN(node->body, parse_statements({"endfilter"}, true));
     return StmtPtr(std::move(node));
@@ -368,6 +376,7 @@ class Parser {
       SINTER_ASSIGN(ExprPtr value, parse_expression(true));
       node->assignments.emplace_back(std::move(target), std::move(value));
     }
+    SoftFrame inner(&soft_, false);
     SINTER_ASSIGN(node->body, parse_statements({"endwith"}, true));
     return StmtPtr(std::move(node));
   }
@@ -423,9 +432,12 @@ class Parser {
   Result<ExprPtr> parse_condexpr() {
     DepthGuard guard(&depth_, 0);
     SourceLocation where = current().where;
+    size_t pending_mark = pending_.size();
     SINTER_ASSIGN(ExprPtr expr, parse_or());
     while (skip_name("if")) {
       SINTER_TRY(grow(&guard));
+      pending_.erase(pending_.begin() + static_cast<long>(pending_mark), pending_.end());  // a soft frame
+      SoftFrame soft(&soft_, true);
       auto node = std::make_unique<ConditionalExpr>(where);
       node->then = std::move(expr);
       SINTER_ASSIGN(node->test, parse_or());
@@ -621,7 +633,7 @@ class Parser {
         break;
       default: break;
     }
-    return fail("unexpected '" + describe_token(token) + "'");
+    return fail(concat("unexpected '", describe_token(token), "'"));
   }
 
   bool is_tuple_end(const EndTokens& extra_end) const {
@@ -657,7 +669,7 @@ class Parser {
     if (!is_tuple) {
       if (!items.empty()) return std::move(items.front());
       if (!explicit_parentheses)
-        return fail("Expected an expression, got '" + describe_token(current()) + "'");
+        return fail(concat("Expected an expression, got '", describe_token(current()), "'"));
     }
     auto tuple = std::make_unique<SequenceExpr>(ExprKind::kTuple, where);
     tuple->items = std::move(items);
@@ -823,6 +835,29 @@ class Parser {
     return name;
   }
 
+  // Jinja2 rejects an unknown filter or test when it compiles the template, except inside an
+  // `if` statement or a conditional expression (a "soft frame"), where it fails only if reached.
+  void check_builtin(BuiltinStatus status, const char* kind, const std::string& name, SourceLocation where) {
+    if (status == BuiltinStatus::kSupported || soft_) return;
+    if (status == BuiltinStatus::kUnknown) {
+      pending_.push_back(
+          Error(ErrorCode::kFormat, concat("line ", where.line, ", column ", where.column,
+                                           ": TemplateAssertionError: No ", kind, " named '", name, "'.")));
+    } else {
+      pending_.push_back(
+          Error(ErrorCode::kUnsupported, concat("line ", where.line, ", column ", where.column,
+                                                ": not supported by sinter: the '", name, "' ", kind)));
+    }
+  }
+
+  // Sets soft_ for the lifetime of the object, restoring it after.
+  struct SoftFrame {
+    SoftFrame(bool* soft, bool value) : soft_(soft), saved_(*soft) { *soft = value; }
+    ~SoftFrame() { *soft_ = saved_; }
+    bool* soft_;
+    bool saved_;
+  };
+
   Result<ExprPtr> parse_filter(ExprPtr node, bool start_inline) {
     DepthGuard guard(&depth_, 0);
     while (at_op("|") || start_inline) {
@@ -831,13 +866,7 @@ class Parser {
       start_inline = false;
       SourceLocation where = current().where;
       SINTER_ASSIGN(std::string name, parse_dotted_name());
-      switch (filter_status(name)) {
-        case BuiltinStatus::kUnknown: return fail_at(where, "No filter named '" + name + "'.");
-        case BuiltinStatus::kUnsupported:
-          return Error(ErrorCode::kUnsupported, concat("line ", where.line, ", column ", where.column,
-                                                       ": not supported by sinter: the '", name, "' filter"));
-        case BuiltinStatus::kSupported: break;
-      }
+      check_builtin(filter_status(name), "filter", name, where);
       auto filter = std::make_unique<FilterExpr>(where, std::move(node), std::move(name));
       if (at_op("(")) {
         SINTER_ASSIGN(filter->args, parse_call_args());
@@ -852,13 +881,7 @@ class Parser {
     bool negated = skip_name("not");
     SourceLocation name_where = current().where;
     SINTER_ASSIGN(std::string name, parse_dotted_name());
-    switch (test_status(name)) {
-      case BuiltinStatus::kUnknown: return fail_at(name_where, "No test named '" + name + "'.");
-      case BuiltinStatus::kUnsupported:
-        return Error(ErrorCode::kUnsupported, concat("line ", name_where.line, ", column ", name_where.column,
-                                                     ": not supported by sinter: the '", name, "' test"));
-      case BuiltinStatus::kSupported: break;
-    }
+    check_builtin(test_status(name), "test", name, name_where);
     auto test = std::make_unique<TestExpr>(where, std::move(node), std::move(name));
     const Token& token = current();
     if (at_op("(")) {
@@ -884,6 +907,8 @@ class Parser {
   std::vector<EndTokens> end_token_stack_;
   std::vector<std::string> tag_stack_;
   std::vector<MacroStmt*> macro_stack_;
+  bool soft_ = false;
+  std::vector<Error> pending_;  // unknown filters and tests outside soft frames
 };
 
 }  // namespace

@@ -167,7 +167,7 @@ Result<std::string> format_float_spec(double x, const FormatSpec& spec) {
     body = format_float(magnitude);
   } else {
     int precision = static_cast<int>(std::min<int64_t>(spec.precision < 0 ? 6 : spec.precision, 300));
-    std::string c_format = "%" + std::string(spec.alternate ? "#" : "") + "." + std::to_string(precision);
+    std::string c_format = concat("%", spec.alternate ? "#" : "", ".", precision);
     switch (type) {
       case 0:
         std::snprintf(buffer, sizeof buffer, (c_format + "g").c_str(), magnitude);
@@ -225,7 +225,7 @@ Result<std::string> format_value(const Value& value, std::string_view spec_text)
     return format_integer(value.as_int(), spec);
   }
   if (value.is_float()) return format_float_spec(value.as_float(), spec);
-  return type_error("unsupported format string passed to " + type_name(value) + ".__format__");
+  return type_error(concat("unsupported format string passed to ", type_name(value), ".__format__"));
 }
 
 Result<std::string> str_format(Interpreter& interpreter, std::string_view format, const CallArgs& args) {

@@ -5,13 +5,35 @@
 #include <cstdlib>
 
 #include "chat/jinja/errors.h"
+#include "chat/jinja/objects.h"
 #include "chat/jinja/py_string.h"
 
 namespace sinter::chat::jinja {
 namespace {
 
-// Containers nested deeper than this print as "..." (a namespace can hold itself).
-constexpr int kMaxReprDepth = 64;
+// Containers nested deeper than this print as "..." (a guard for the C++ stack).
+constexpr int kMaxReprDepth = 200;
+
+// The containers whose repr is being built, as CPython's Py_ReprEnter tracks them: a container
+// met again inside itself prints as [...] or {...} (a namespace can hold itself).
+thread_local std::vector<const void*> repr_in_progress;
+thread_local int repr_depth = 0;  // across namespace boundaries too
+
+class ReprGuard {
+ public:
+  explicit ReprGuard(const void* container) : container_(container) {
+    for (const void* p : repr_in_progress) recursive_ = recursive_ || p == container;
+    if (!recursive_) repr_in_progress.push_back(container);
+  }
+  ~ReprGuard() {
+    if (!recursive_) repr_in_progress.pop_back();
+  }
+  bool recursive() const { return recursive_; }
+
+ private:
+  const void* container_;
+  bool recursive_ = false;
+};
 
 void append_repr(std::string* out, const Value& value, int depth);
 
@@ -37,6 +59,11 @@ void append_sequence(std::string* out, const Value& value, int depth) {
     default: break;
   }
   bool tuple = value.is_tuple();
+  ReprGuard guard(value.list_ptr().get());
+  if (guard.recursive()) {
+    *out += tuple ? "(...)" : "[...]";
+    return;
+  }
   *out += tuple ? '(' : '[';
   const auto& items = value.items();
   for (size_t i = 0; i < items.size(); ++i) {
@@ -48,7 +75,11 @@ void append_sequence(std::string* out, const Value& value, int depth) {
 }
 
 void append_repr(std::string* out, const Value& value, int depth) {
-  if (depth > kMaxReprDepth) {
+  struct DepthCount {
+    DepthCount() { ++repr_depth; }
+    ~DepthCount() { --repr_depth; }
+  } count;
+  if (depth > kMaxReprDepth || repr_depth > kMaxReprDepth) {
     *out += "...";
     return;
   }
@@ -61,6 +92,11 @@ void append_repr(std::string* out, const Value& value, int depth) {
     case Value::Kind::kString: *out += py::repr(value.as_string()); return;
     case Value::Kind::kList: append_sequence(out, value, depth); return;
     case Value::Kind::kDict: {
+      ReprGuard guard(value.dict_ptr().get());
+      if (guard.recursive()) {
+        *out += "{...}";
+        return;
+      }
       *out += '{';
       bool first = true;
       for (const auto& [k, v] : value.as_dict().entries()) {
@@ -74,7 +110,7 @@ void append_repr(std::string* out, const Value& value, int depth) {
       return;
     }
     case Value::Kind::kCallable: *out += "<function " + value.as_callable().name() + ">"; return;
-    case Value::Kind::kObject: *out += depth > kMaxReprDepth / 2 ? "..." : value.as_object().repr(); return;
+    case Value::Kind::kObject: *out += value.as_object().repr(); return;
   }
 }
 
@@ -254,8 +290,8 @@ Result<int> compare_values(const Value& a, const Value& b) {
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
-  return type_error("'<' not supported between instances of '" + type_name(a) + "' and '" + type_name(b) +
-                    "'");
+  return type_error(
+      concat("'<' not supported between instances of '", type_name(a), "' and '", type_name(b), "'"));
 }
 
 Result<bool> ordered(const Value& a, const Value& b, Ordering ordering) {
@@ -289,6 +325,29 @@ Result<bool> ordered(const Value& a, const Value& b, Ordering ordering) {
                            "'"));
 }
 
+Status check_nesting(const Value& value, int limit, const void* container) {
+  if (limit < 0) return limit_error("a value is nested too deeply");
+  switch (value.kind()) {
+    case Value::Kind::kList:
+      if (value.list_ptr().get() == container) return value_error("a list cannot contain itself (reference cycle)");
+      for (const auto& item : value.items()) SINTER_TRY(check_nesting(item, limit - 1, container));
+      return ok_status();
+    case Value::Kind::kDict:
+      if (value.dict_ptr().get() == container) return value_error("a dict cannot contain itself (reference cycle)");
+      for (const auto& [key, item] : value.as_dict().entries()) SINTER_TRY(check_nesting(item, limit - 1, container));
+      return ok_status();
+    case Value::Kind::kObject:
+      if (value.as_object().is_namespace()) {
+        const auto& ns = static_cast<const Namespace&>(value.as_object());
+        for (const auto& [key, item] : ns.attributes().entries()) {
+          SINTER_TRY(check_nesting(item, limit - 1, container));
+        }
+      }
+      return ok_status();
+    default: return ok_status();
+  }
+}
+
 bool is_hashable(const Value& value) {
   switch (value.kind()) {
     case Value::Kind::kList:
@@ -308,7 +367,7 @@ Status require_hashable(const Value& value) {
   if (value.is_tuple()) {
     for (const auto& item : value.items()) SINTER_TRY(require_hashable(item));
   }
-  return type_error("unhashable type: '" + type_name(value) + "'");
+  return type_error(concat("unhashable type: '", type_name(value), "'"));
 }
 
 Result<int64_t> length(const Value& value) {
@@ -326,7 +385,7 @@ Result<int64_t> length(const Value& value) {
     }
     default: break;
   }
-  return type_error("object of type '" + type_name(value) + "' has no len()");
+  return type_error(concat("object of type '", type_name(value), "' has no len()"));
 }
 
 Result<std::vector<Value>> iterate(const Value& value) {
@@ -356,7 +415,7 @@ Result<std::vector<Value>> iterate(const Value& value) {
       out.reserve(value.as_dict().size());
       for (const auto& entry : value.as_dict().entries()) out.push_back(entry.first);
       return out;
-    default: return type_error("'" + type_name(value) + "' object is not iterable");
+    default: return type_error(concat("'", type_name(value), "' object is not iterable"));
   }
 }
 
@@ -365,7 +424,7 @@ Result<bool> contains(const Value& container, const Value& item) {
     case Value::Kind::kUndefined: return false;
     case Value::Kind::kString:
       if (!item.is_string()) {
-        return type_error("'in <string>' requires string as left operand, not " + type_name(item));
+        return type_error(concat("'in <string>' requires string as left operand, not ", type_name(item)));
       }
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::kList:
@@ -376,7 +435,7 @@ Result<bool> contains(const Value& container, const Value& item) {
     case Value::Kind::kDict:
       SINTER_TRY(require_hashable(item));
       return container.as_dict().find(item) != nullptr;
-    default: return type_error("argument of type '" + type_name(container) + "' is not iterable");
+    default: return type_error(concat("argument of type '", type_name(container), "' is not iterable"));
   }
 }
 

