@@ -11,23 +11,31 @@
 
 namespace sinter {
 namespace {
-// Spins this many times before a waiting worker sleeps: long enough to cover the gap between
-// two forward passes of a small model, short enough not to burn a core while idle.
-constexpr int kSpinsBeforeSleep = 1 << 16;
+// An idle worker spins this many times (about a millisecond) before it sleeps: long enough to
+// cover the gap between two forward passes, short enough not to burn a core while idle.
+constexpr int kIdleSpins = 1 << 16;
+// A thread at a barrier spins this many times (tens of microseconds: longer than the usual
+// imbalance between threads) before it sleeps.
+constexpr int kBarrierSpins = 1 << 12;
 }  // namespace
 
 void SpinBarrier::arrive_and_wait() {
   const uint32_t generation = generation_.load(std::memory_order_acquire);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) == count_ - 1) {
     arrived_.store(0, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    // seq_cst with the sleepers_ check: a thread about to sleep either sees the new
+    // generation or is counted and woken.
+    generation_.fetch_add(1);
+    if (sleepers_.load() > 0) generation_.notify_all();
     return;
   }
-  int spins = 0;
-  while (generation_.load(std::memory_order_acquire) == generation) {
+  for (int spins = 0; spins < kBarrierSpins; ++spins) {
+    if (generation_.load(std::memory_order_acquire) != generation) return;
     SINTER_CPU_RELAX();
-    if (++spins > kSpinsBeforeSleep) std::this_thread::yield();
   }
+  sleepers_.fetch_add(1);
+  while (generation_.load() == generation) generation_.wait(generation);
+  sleepers_.fetch_sub(1);
 }
 
 ThreadPool::ThreadPool(int thread_count)
@@ -55,7 +63,13 @@ void ThreadPool::run_erased(void* callable, Trampoline trampoline) {
   generation_.fetch_add(1);
   if (sleeping_.load() > 0) generation_.notify_all();
   trampoline(callable, ThreadContext{0, thread_count_, &barrier_});
-  while (finished_.load(std::memory_order_acquire) != thread_count_ - 1) SINTER_CPU_RELAX();
+  for (int spins = 0; finished_.load(std::memory_order_acquire) != thread_count_ - 1; ++spins) {
+    if (spins < kBarrierSpins) {
+      SINTER_CPU_RELAX();
+    } else {
+      std::this_thread::yield();  // a worker was preempted: let it run
+    }
+  }
 }
 
 void ThreadPool::worker_loop(int index) {
@@ -64,7 +78,7 @@ void ThreadPool::worker_loop(int index) {
     int spins = 0;
     uint32_t current;
     while ((current = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinsBeforeSleep) {
+      if (++spins < kIdleSpins) {
         SINTER_CPU_RELAX();
         continue;
       }

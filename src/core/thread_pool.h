@@ -1,6 +1,8 @@
 // A persistent thread pool for compute: workers live as long as the pool, a parallel region
-// costs no thread creation, and threads inside a region meet at a spinning barrier (no system
-// call between ops).
+// costs no thread creation, and threads inside a region meet at a barrier that spins briefly
+// (no system call when the threads arrive close together, the common case between two ops) and
+// then sleeps on a futex, so that a preempted thread on a loaded machine costs a wake-up rather
+// than a spinning core.
 //
 //   pool.run([&](const ThreadContext& ctx) {
 //     for (op : ops) { do_share(op, ctx.index, ctx.count); ctx.barrier(); }
@@ -23,6 +25,7 @@ class SpinBarrier {
   const int count_;
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<uint32_t> generation_{0};
+  std::atomic<int> sleepers_{0};
 };
 
 struct ThreadContext {

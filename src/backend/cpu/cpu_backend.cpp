@@ -32,20 +32,28 @@ class CpuBackend final : public Backend {
   }
 
   size_t scratch_bytes(const Graph& graph) const override {
-    size_t floats = 0;
-    for (const Tensor* node : graph.nodes()) floats = std::max(floats, scratch_floats(*node));
-    return floats * sizeof(float) * static_cast<size_t>(pool_.size());
+    size_t floats = 0, shared = 0;
+    for (const Tensor* node : graph.nodes()) {
+      floats = std::max(floats, scratch_floats(*node));
+      shared = std::max(shared, shared_scratch_bytes(*node));
+    }
+    return floats * sizeof(float) * static_cast<size_t>(pool_.size()) + shared;
   }
 
   Status compute(Graph& graph) override {
     SINTER_TRY(check_supported(graph));
-    size_t floats = 0;
-    for (const Tensor* node : graph.nodes()) floats = std::max(floats, scratch_floats(*node));
+    size_t floats = 0, shared = 0;
+    for (const Tensor* node : graph.nodes()) {
+      floats = std::max(floats, scratch_floats(*node));
+      shared = std::max(shared, shared_scratch_bytes(*node));
+    }
     for (auto& s : scratch_) {
       if (s.floats.size() < floats) s.floats.resize(floats);
     }
+    if (shared_.size() < shared + 64) shared_.resize(shared + 64);
+    uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
     pool_.run([&](const ThreadContext& thread) {
-      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], graph};
+      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph};
       for (const Tensor* node : graph.nodes()) {
         if (run_node(*node, ctx)) thread.barrier();
       }
@@ -97,6 +105,7 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   std::vector<Scratch> scratch_;
+  std::vector<uint8_t> shared_;
 };
 
 const BackendRegistration kCpu{"cpu", [](const BackendOptions& options) -> Result<std::unique_ptr<Backend>> {

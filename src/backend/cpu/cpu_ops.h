@@ -18,12 +18,16 @@ struct Scratch {
 
 struct OpContext {
   const ThreadContext& thread;
-  Scratch& scratch;
+  Scratch& scratch;          // this thread's own
+  uint8_t* shared;           // one buffer all threads of the region see (e.g. quantized
+                             // activations written by all, then read by all after a barrier)
   const Graph& graph;
 };
 
 // Floats of scratch each thread needs for this node.
 size_t scratch_floats(const Tensor& node);
+// Bytes of the shared buffer this node needs (64-byte aligned).
+size_t shared_scratch_bytes(const Tensor& node);
 
 void run_get_rows(const Tensor& dst, const OpContext& ctx);
 void run_mul_mat(const Tensor& dst, const OpContext& ctx);
@@ -37,6 +41,10 @@ void run_rope(const Tensor& dst, const OpContext& ctx);
 void run_rope_shift(const Tensor& dst, const OpContext& ctx);
 void run_store_rows(const Tensor& dst, const OpContext& ctx);
 void run_attention(const Tensor& dst, const OpContext& ctx);
+
+// The format activations are rounded to before products with weights of this type
+// (Q8_0 for Q4_0, Q8_K for the K-quants, F16 for F16; F32 for F32).
+DType activation_type(DType weight);
 
 // Shared numerics.
 float dot_f32(const float* a, const float* b, int64_t n);

@@ -31,18 +31,73 @@ void row_to_f32(DType type, const void* row, float* out, int64_t n) {
   dtype_traits(type).dequantize(row, out, n);
 }
 
+DType activation_type(DType weight) {
+  switch (weight) {
+    case DType::F16: return DType::F16;
+    case DType::BF16: return DType::BF16;
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q8_0:
+    case DType::IQ4_NL:
+    case DType::MXFP4: return DType::Q8_0;
+    case DType::Q4_1:
+    case DType::Q5_1: return DType::Q8_1;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::IQ2_XXS:
+    case DType::IQ2_XS:
+    case DType::IQ2_S:
+    case DType::IQ3_XXS:
+    case DType::IQ3_S:
+    case DType::IQ1_S:
+    case DType::IQ1_M:
+    case DType::IQ4_XS:
+    case DType::TQ1_0:
+    case DType::TQ2_0: return DType::Q8_K;
+    default: return DType::F32;
+  }
+}
+
+namespace {
+
+// Bytes of activation column c after it has been rounded to the activation type, as F32.
+size_t activation_bytes(const Tensor& dst) { return static_cast<size_t>(dst.src[1]->ne[0]) * sizeof(float); }
+
+}  // namespace
+
 // dst [n_out, m] = W [n_in, n_out] · X [n_in, m]; threads split the n_out weight rows.
+//
+// Activations are first rounded to the weight type's activation format (Q8_0 for Q4_0, Q8_K for
+// the K-quants, F16 for F16, ...), as the integer kernels use them; each column is rounded once
+// and shared by all threads. Reference path: the rounded column is widened back to F32 and
+// dotted with each dequantized weight row.
 void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
   const Tensor& w = *dst.src[0];
   const Tensor& x = *dst.src[1];
   const int64_t n_in = w.ne[0];
   const int64_t n_out = w.ne[1];
   const int64_t columns = x.rows();
+  const DType act = activation_type(w.type);
+  const bool rounds = act != DType::F32 && n_in % dtype_traits(act).block_size == 0;
+  auto* rounded = reinterpret_cast<float*>(ctx.shared);
+  if (rounds) {
+    float* blocks = ctx.scratch.floats.data() + n_in;  // room for one quantized row
+    for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
+      const auto* xc = reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
+      dtype_traits(act).quantize(xc, blocks, n_in);
+      dtype_traits(act).dequantize(blocks, rounded + c * n_in, n_in);
+    }
+    ctx.thread.barrier();
+  }
   float* row = ctx.scratch.floats.data();
   for (int64_t r = ctx.thread.share_begin(n_out); r < ctx.thread.share_end(n_out); ++r) {
     row_to_f32(w.type, w.row(r), row, n_in);
     for (int64_t c = 0; c < columns; ++c) {
-      const auto* xc = reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
+      const auto* xc = rounds ? rounded + c * n_in
+                              : reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
       auto* out = reinterpret_cast<float*>(static_cast<uint8_t*>(dst.data) + c * dst.nb[1]);
       out[r] = dot_f32(row, xc, n_in);
     }
@@ -60,9 +115,14 @@ void run_get_rows(const Tensor& dst, const OpContext& ctx) {
   }
 }
 
+size_t shared_scratch_bytes(const Tensor& node) {
+  if (node.op != Op::kMatMul) return 0;
+  return activation_bytes(node) * static_cast<size_t>(node.src[1]->rows());
+}
+
 size_t scratch_floats(const Tensor& node) {
   switch (node.op) {
-    case Op::kMatMul: return static_cast<size_t>(node.src[0]->ne[0]);
+    case Op::kMatMul: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
     case Op::kAttention: return 3 * static_cast<size_t>(node.ne[0] + node.src[0]->ne[0]);  // query, row, sum
     case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);

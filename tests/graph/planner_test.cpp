@@ -1,0 +1,84 @@
+#include "graph/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace sinter {
+namespace {
+
+// A chain x -> a -> b -> c -> d of F32 [n] element-wise ops: at most two live at once.
+TEST(Planner, ReusesMemoryOfDeadTensors) {
+  Graph graph;
+  Tensor* x = graph.input("x", DType::F32, {1024, 1, 1, 1});
+  Tensor* t = x;
+  for (int i = 0; i < 6; ++i) t = graph.scale(t, 2.0f);
+  graph.mark_output(t);
+  graph.finalize();
+  const MemoryPlan plan = plan_memory(graph);
+  EXPECT_EQ(plan.unplanned_bytes, 7u * 4096u);
+  EXPECT_LE(plan.arena_bytes, 3u * 4096u);  // input, and two intermediates alternating
+}
+
+TEST(Planner, LiveTensorsNeverOverlap) {
+  Graph graph;
+  Tensor* x = graph.input("x", DType::F32, {100, 3, 1, 1});
+  Tensor* a = graph.scale(x, 1.0f);
+  Tensor* b = graph.silu(a);
+  Tensor* c = graph.add(a, b);          // a is still alive here
+  Tensor* d = graph.mul(c, x);          // x is alive until here
+  Tensor* e = graph.reshape(d, {300, 1, 1, 1});
+  Tensor* f = graph.scale(e, 3.0f);
+  graph.mark_output(f);
+  graph.mark_output(c);                 // outputs live to the end
+  graph.finalize();
+  const MemoryPlan plan = plan_memory(graph);
+  const auto& nodes = graph.nodes();
+  // Interval of each stored tensor: [index, last reader or end].
+  auto last_use = [&](const Tensor* t) {
+    int last = t->index;
+    for (const Tensor* n : nodes) {
+      for (const Tensor* s : n->src) {
+        const Tensor* root = s;
+        while (root != nullptr && root->view_source != nullptr) root = root->view_source;
+        if (root == t) last = std::max(last, n->index);
+      }
+    }
+    return t->is_output ? static_cast<int>(nodes.size()) : last;
+  };
+  for (const Tensor* p : nodes) {
+    for (const Tensor* q : nodes) {
+      if (p == q || plan.offsets[p->index] == SIZE_MAX || plan.offsets[q->index] == SIZE_MAX) continue;
+      const int p_start = p->role == TensorRole::kInput ? -1 : p->index;
+      const int q_start = q->role == TensorRole::kInput ? -1 : q->index;
+      const bool overlap_in_time = p_start <= last_use(q) && q_start <= last_use(p);
+      const bool overlap_in_memory = plan.offsets[p->index] < plan.offsets[q->index] + q->bytes() &&
+                                     plan.offsets[q->index] < plan.offsets[p->index] + p->bytes();
+      EXPECT_FALSE(overlap_in_time && overlap_in_memory) << p->name << " and " << q->name;
+    }
+  }
+  EXPECT_EQ(plan.offsets[e->index], SIZE_MAX);  // a view has no storage of its own
+}
+
+TEST(Graph, FinalizeDropsUnreachableNodesAndNamesStay) {
+  Graph graph;
+  Tensor* x = graph.input("x", DType::F32, {8, 1, 1, 1});
+  Tensor* used = Graph::named(graph.scale(x, 2.0f), "attn_norm", 3);
+  graph.silu(x);  // nobody reads it
+  graph.mark_output(used);
+  graph.finalize();
+  EXPECT_EQ(graph.nodes().size(), 2u);
+  EXPECT_EQ(graph.find("attn_norm-3"), used);
+}
+
+TEST(Graph, ShapeMistakesAreCaughtAtBuildTime) {
+  Graph graph;
+  Tensor* a = graph.input("a", DType::F32, {8, 2, 1, 1});
+  Tensor* b = graph.input("b", DType::F32, {7, 2, 1, 1});
+  EXPECT_THROW(graph.add(a, b), std::logic_error);
+  EXPECT_THROW(graph.reshape(a, {5, 3, 1, 1}), std::logic_error);
+}
+
+}  // namespace
+}  // namespace sinter

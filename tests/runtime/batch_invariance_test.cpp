@@ -1,0 +1,100 @@
+// A sequence's logits do not depend on how its prompt is split into passes, on the other
+// sequences in its batch, or on the thread count: every output is computed the same way.
+#include <cstring>
+
+#include "runtime/context.h"
+#include "runtime/runtime_test_support.h"
+
+namespace sinter {
+namespace {
+
+std::vector<TokenId> prompt_tokens(int n, int salt) {
+  std::vector<TokenId> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(static_cast<TokenId>(3 + (i * 37 + salt * 101) % 500));
+  return ids;
+}
+
+// Logits of every position of `ids` in sequence `seq`, fed in passes of `chunk` tokens, with
+// `others` (sequence id -> tokens) interleaved into the same passes.
+std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>& ids, int chunk,
+                                    const std::vector<std::vector<TokenId>>& others = {}) {
+  context.cache().clear();
+  std::vector<std::vector<float>> logits;
+  for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(chunk)) {
+    std::vector<BatchEntry> batch;
+    const size_t end = std::min(ids.size(), start + static_cast<size_t>(chunk));
+    for (size_t i = start; i < end; ++i) {
+      for (size_t o = 0; o < others.size(); ++o) {
+        if (i < others[o].size()) batch.push_back({others[o][i], static_cast<Position>(i), static_cast<SequenceId>(o + 1), true});
+      }
+      batch.push_back({ids[i], static_cast<Position>(i), 0, true});
+    }
+    EXPECT_TRUE(context.decode(batch));
+    for (int k = 0; k < context.output_count(); ++k) {
+      if (batch[static_cast<size_t>(k)].sequence == 0) {
+        const auto l = context.logits(k);
+        logits.emplace_back(l.begin(), l.end());
+      }
+    }
+  }
+  return logits;
+}
+
+bool identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+TEST(BatchInvariance, SameLogitsWhateverTheBatch) {
+  auto model = LoadedModel::load(testing::tiny_llama(), LoadOptions{"cpu", 2});
+  ASSERT_TRUE(model) << model.error().message();
+  ContextOptions options;
+  options.n_ctx = 256;
+  auto context = Context::create(*model, options);
+  ASSERT_TRUE(context);
+  const auto ids = prompt_tokens(40, 0);
+  const auto one_batch = run(**context, ids, 40);
+  ASSERT_EQ(one_batch.size(), 40u);
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 7)));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 1)));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 40, {prompt_tokens(40, 1), prompt_tokens(25, 2)})));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 7, {prompt_tokens(33, 3), prompt_tokens(40, 4)})));
+  // A different prompt really gives different logits (the comparison can fail).
+  EXPECT_FALSE(identical(one_batch, run(**context, prompt_tokens(40, 9), 40)));
+}
+
+TEST(BatchInvariance, SameLogitsWhateverTheThreadCount) {
+  std::vector<std::vector<float>> reference;
+  for (int threads : {1, 2, 3}) {
+    auto model = LoadedModel::load(testing::tiny_llama(), LoadOptions{"cpu", threads});
+    ASSERT_TRUE(model);
+    auto context = Context::create(*model, ContextOptions{});
+    ASSERT_TRUE(context);
+    const auto logits = run(**context, prompt_tokens(20, 5), 20);
+    if (reference.empty()) reference = logits;
+    EXPECT_TRUE(identical(reference, logits)) << threads << " threads";
+  }
+}
+
+TEST(GraphReuse, GenerationStepsReuseTheBuiltGraph) {
+  auto model = LoadedModel::load(testing::tiny_llama(), LoadOptions{"cpu", 1});
+  ASSERT_TRUE(model);
+  auto context = Context::create(*model, ContextOptions{});
+  ASSERT_TRUE(context);
+  const auto ids = prompt_tokens(10, 6);
+  std::vector<BatchEntry> prompt;
+  for (size_t i = 0; i < ids.size(); ++i) prompt.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
+  ASSERT_TRUE((*context)->decode(prompt));
+  for (int step = 0; step < 20; ++step) {
+    const BatchEntry next{5, static_cast<Position>(10 + step), 0, true};
+    ASSERT_TRUE((*context)->decode(std::span<const BatchEntry>(&next, 1)));
+  }
+  EXPECT_EQ((*context)->stats().builds, 2);  // the prompt's shape and the one-token shape
+  EXPECT_EQ((*context)->stats().reuses, 19);
+}
+
+}  // namespace
+}  // namespace sinter
