@@ -401,16 +401,27 @@ class Importer {
         set_id("tokenizer.ggml.bos_token_id", first);
       }
       set_id("tokenizer.ggml.eos_token_id", config_token(config_, "eos_token"));
-      const bool add_bos = config_.contains("add_bos_token") && config_["add_bos_token"].is_boolean()
-                               ? config_["add_bos_token"].get<bool>()
-                               : !first.empty();
-      const bool add_eos = config_.contains("add_eos_token") && config_["add_eos_token"].is_boolean()
-                               ? config_["add_eos_token"].get<bool>()
-                               : false;
-      m.set("tokenizer.ggml.add_bos_token",
-            GgufValue::of_bool(add_bos && special_ids_.count("tokenizer.ggml.bos_token_id")));
-      m.set("tokenizer.ggml.add_eos_token",
-            GgufValue::of_bool(add_eos && special_ids_.count("tokenizer.ggml.eos_token_id")));
+      // add_bos/add_eos from tokenizer_config.json, else from a post-processor template that puts
+      // a special token first/last. With neither, the key stays out and the reader's default for
+      // the pre-tokenizer applies (llama.cpp: BOS for llama-bpe and tekken).
+      const bool has_bos = special_ids_.count("tokenizer.ggml.bos_token_id") > 0;
+      const bool has_eos = special_ids_.count("tokenizer.ggml.eos_token_id") > 0;
+      if (config_.contains("add_bos_token") && config_["add_bos_token"].is_boolean()) {
+        m.set("tokenizer.ggml.add_bos_token",
+              GgufValue::of_bool(config_["add_bos_token"].get<bool>() && has_bos));
+      } else if (!first.empty() && has_bos) {
+        m.set("tokenizer.ggml.add_bos_token", GgufValue::of_bool(true));
+      } else {
+        result_.notes.push_back(
+            "neither tokenizer_config.json nor the post-processor says whether to add BOS");
+      }
+      if (config_.contains("add_eos_token") && config_["add_eos_token"].is_boolean()) {
+        m.set("tokenizer.ggml.add_eos_token",
+              GgufValue::of_bool(config_["add_eos_token"].get<bool>() && has_eos));
+      } else if (!last.empty() && special_ids_.count("tokenizer.ggml.eos_token_id") &&
+                 find(last) == special_ids_["tokenizer.ggml.eos_token_id"]) {
+        m.set("tokenizer.ggml.add_eos_token", GgufValue::of_bool(true));
+      }
     }
     set_id("tokenizer.ggml.padding_token_id", config_token(config_, "pad_token"));
     if (const auto unk = config_token(config_, "unk_token");

@@ -133,6 +133,9 @@ TEST(TokenizerJsonImport, RecognizesThePreTokenizerFromItsDefinition) {
   EXPECT_EQ(*m.get<std::string>("tokenizer.ggml.pre"), "starcoder");
   EXPECT_EQ(*m.get<uint32_t>("tokenizer.ggml.eos_token_id"), 3u);
   EXPECT_EQ(*m.get<std::string>("tokenizer.chat_template"), "{{ x }}");
+  // Nothing says whether to add BOS: the key stays out, and the note says so.
+  EXPECT_FALSE(m.contains("tokenizer.ggml.add_bos_token"));
+  EXPECT_FALSE(imported->notes.empty());
   EXPECT_EQ(*m.get<std::vector<int32_t>>(kLstripTokensKey), std::vector<int32_t>{3});
   EXPECT_EQ(*m.get<std::vector<int32_t>>("tokenizer.ggml.token_type"), (std::vector<int32_t>{1, 1, 1, 3}));
   auto tokenizer = Tokenizer::from_metadata(m);
