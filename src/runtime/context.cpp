@@ -91,6 +91,18 @@ Result<size_t> Context::compute_bytes(int32_t n_tokens) {
   return plan_memory(graph).arena_bytes + model_->backend().scratch_bytes(graph);
 }
 
+Result<uint64_t> Context::weight_bytes_per_token() {
+  SINTER_ASSIGN(PreparedGraph * prepared, graph_for(BatchShape{1, 1}));
+  uint64_t bytes = 0;
+  for (const Tensor* node : prepared->graph->nodes()) {
+    const Tensor* weight = node->src[0];
+    if (weight == nullptr || weight->role != TensorRole::kPersistent) continue;
+    if (node->op == Op::kMatMul) bytes += weight->bytes();
+    if (node->op == Op::kGetRows) bytes += weight->row_bytes() * static_cast<uint64_t>(node->ne[1]);
+  }
+  return bytes;
+}
+
 Status Context::apply_pending_shift() {
   if (!cache_->has_pending_shift()) return ok_status();
   Graph graph;

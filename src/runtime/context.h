@@ -58,6 +58,9 @@ class Context {
 
   // Compute memory a pass of `n_tokens` tokens (all wanting logits) needs: for memory estimates.
   Result<size_t> compute_bytes(int32_t n_tokens);
+  // Weight bytes one generation step reads: every matrix a one-token pass multiplies with,
+  // and the embedding rows it looks up.
+  Result<uint64_t> weight_bytes_per_token();
 
  private:
   struct PreparedGraph;
