@@ -164,6 +164,13 @@ void register_all() {
                                      bench_gemm, type, level, int64_t{2048}, int64_t{2048}, m)
             ->Unit(benchmark::kMillisecond);
       }
+      // The feed-forward shapes of a 1B llama at a 512-token prompt.
+      for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 8192}, {8192, 2048}}) {
+        const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
+        benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/" + shape + "/512").c_str(), bench_gemm,
+                                     type, level, n_in, n_out, int64_t{512})
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   for (DType type : bench_types()) {

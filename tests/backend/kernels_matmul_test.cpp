@@ -78,36 +78,39 @@ TEST(KernelsMatMul, RepackedAndFileRowsGiveTheSameBits) {
   auto backend = create_backend("cpu", BackendOptions{1});
   ASSERT_TRUE(backend);
   for (DType type : kTypes) {
-    SCOPED_TRACE(std::string(dtype_name(type)));
-    const int64_t n_in = 512, n_out = 40;
-    std::vector<uint8_t> blocks(row_bytes(type, n_in) * n_out);
-    ASSERT_TRUE(
-        quantize_rows(type, values(static_cast<size_t>(n_in * n_out), 3).data(), n_in, n_out, blocks.data()));
-    const Tensor w = make_persistent("w", type, {n_in, n_out, 1, 1}, blocks.data());
-    const bool repacked = (*backend)->path(Op::kMatMul, type) == ExecutionPath::kRepacked;
-    std::printf("%s: %s\n", std::string(dtype_name(type)).c_str(),
-                execution_path_name((*backend)->path(Op::kMatMul, type)));
-    const auto x = values(static_cast<size_t>(n_in * 9), 4);
-    // Every batch size and thread count against one column at a time on one thread.
-    std::vector<float> one_by_one;
-    for (int64_t c = 0; c < 9; ++c) {
-      const std::vector<float> column(x.begin() + c * n_in, x.begin() + (c + 1) * n_in);
-      const auto y = run_op(w, false, 1, column, 1);
-      one_by_one.insert(one_by_one.end(), y.begin(), y.end());
-    }
-    for (int threads : {1, 2, 3}) {
-      for (int64_t m : {1, 2, 5, 9}) {
-        const std::vector<float> batch(x.begin(), x.begin() + m * n_in);
-        const auto plain = run_op(w, false, threads, batch, m);
-        const auto packed = run_op(w, true, threads, batch, m);
-        ASSERT_EQ(std::memcmp(plain.data(), one_by_one.data(), plain.size() * sizeof(float)), 0)
-            << threads << " threads, m " << m;
-        ASSERT_EQ(std::memcmp(packed.data(), one_by_one.data(), packed.size() * sizeof(float)), 0)
-            << threads << " threads, m " << m << (repacked ? " (repacked)" : "");
+    for (int64_t n_out : {40, 260}) {  // 260: enough 16-row groups for threads to share them
+      SCOPED_TRACE(std::string(dtype_name(type)) + " n_out " + std::to_string(n_out));
+      const int64_t n_in = 512;
+      std::vector<uint8_t> blocks(row_bytes(type, n_in) * n_out);
+      ASSERT_TRUE(quantize_rows(type, values(static_cast<size_t>(n_in * n_out), 3).data(), n_in, n_out,
+                                blocks.data()));
+      const Tensor w = make_persistent("w", type, {n_in, n_out, 1, 1}, blocks.data());
+      const bool repacked = (*backend)->path(Op::kMatMul, type) == ExecutionPath::kRepacked;
+      if (n_out == 40)
+        std::printf("%s: %s\n", std::string(dtype_name(type)).c_str(),
+                    execution_path_name((*backend)->path(Op::kMatMul, type)));
+      const auto x = values(static_cast<size_t>(n_in * 9), 4);
+      // Every batch size and thread count against one column at a time on one thread.
+      std::vector<float> one_by_one;
+      for (int64_t c = 0; c < 9; ++c) {
+        const std::vector<float> column(x.begin() + c * n_in, x.begin() + (c + 1) * n_in);
+        const auto y = run_op(w, false, 1, column, 1);
+        one_by_one.insert(one_by_one.end(), y.begin(), y.end());
       }
+      for (int threads : {1, 2, 3}) {
+        for (int64_t m : {1, 2, 5, 9}) {
+          const std::vector<float> batch(x.begin(), x.begin() + m * n_in);
+          const auto plain = run_op(w, false, threads, batch, m);
+          const auto packed = run_op(w, true, threads, batch, m);
+          ASSERT_EQ(std::memcmp(plain.data(), one_by_one.data(), plain.size() * sizeof(float)), 0)
+              << threads << " threads, m " << m;
+          ASSERT_EQ(std::memcmp(packed.data(), one_by_one.data(), packed.size() * sizeof(float)), 0)
+              << threads << " threads, m " << m << (repacked ? " (repacked)" : "");
+        }
+      }
+      const std::vector<int32_t> ids = {39, 0, 17, 16, 39};
+      EXPECT_EQ(run_op(w, true, 2, {}, 0, ids), run_op(w, false, 2, {}, 0, ids));
     }
-    const std::vector<int32_t> ids = {39, 0, 17, 16, 39};
-    EXPECT_EQ(run_op(w, true, 2, {}, 0, ids), run_op(w, false, 2, {}, 0, ids));
   }
 }
 

@@ -8,6 +8,8 @@
 // - plain: the file's rows, activations rounded by the reference quantizers, and the reference
 //   dot product per row and column (the generic ISA level, and weights that were not repacked).
 // Types without a reference dot product dequantize each weight row and dot in F32.
+#include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 
@@ -68,20 +70,44 @@ bool has_reference_dot(const Tensor& w) {
          w.ne[0] % dtype_traits(act).block_size == 0;
 }
 
+// The shared buffer: a work counter for the packed path, then the activation columns.
+constexpr size_t kCounterBytes = 64;
+
+uint8_t* shared_columns(const OpContext& ctx) { return ctx.shared + kCounterBytes; }
+
+// Groups a thread claims at a time: several chunks per thread, so that a thread the machine
+// preempts leaves its work to the others (a multiple of 4: the float kernels take 4 groups).
+int64_t chunk_groups(int64_t groups, int threads) {
+  const int64_t chunk = groups / (8 * static_cast<int64_t>(threads));
+  return std::max<int64_t>(4, chunk / 4 * 4);
+}
+
 void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) {
   const Tensor& x = *dst.src[1];
   const int64_t columns = x.rows();
   const KernelSet& kernels = active_kernels();
   const ActivationFormat format = activation_format(w.type);
   const ColumnLayout layout = column_layout(format, w.n_in);
+  uint8_t* activations = shared_columns(ctx);
+  std::atomic_ref<int64_t> next_group(*reinterpret_cast<int64_t*>(ctx.shared));
+  if (ctx.thread.index == 0) next_group.store(0, std::memory_order_relaxed);  // published by the barrier
   for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
-    kernels.quantize(column_of(x, c), format, layout, ctx.shared + static_cast<size_t>(c) * layout.bytes);
+    kernels.quantize(column_of(x, c), format, layout, activations + static_cast<size_t>(c) * layout.bytes);
   }
   ctx.thread.barrier();
-  // Threads split the 16-row groups (never the reduction).
-  gemm_kernel(kernels, w.type)(w, ctx.thread.share_begin(w.groups), ctx.thread.share_end(w.groups),
-                               ctx.shared, layout, columns, static_cast<float*>(dst.data),
-                               static_cast<int64_t>(dst.nb[1] / sizeof(float)));
+  // Threads claim chunks of 16-row groups (never a part of the reduction): each output is
+  // computed by the same code whichever thread takes it.
+  const GemmFn gemm = gemm_kernel(kernels, w.type);
+  auto* out = static_cast<float*>(dst.data);
+  const auto stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
+  const int64_t chunk = chunk_groups(w.groups, ctx.thread.count);
+  for (;;) {
+    const int64_t begin = ctx.thread.count == 1 ? 0 : next_group.fetch_add(chunk, std::memory_order_relaxed);
+    if (begin >= w.groups) break;
+    const int64_t end = ctx.thread.count == 1 ? w.groups : std::min(begin + chunk, w.groups);
+    gemm(w, begin, end, activations, layout, columns, out, stride);
+    if (ctx.thread.count == 1) break;
+  }
 }
 
 // The file's rows and the reference dot products.
@@ -92,13 +118,13 @@ void run_reference(const Tensor& dst, const OpContext& ctx) {
   const DType act = vec_dot_activation_type(w.type);
   const size_t stride = shared_column_bytes(w);
   for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
-    dtype_traits(act).quantize(column_of(x, c), ctx.shared + static_cast<size_t>(c) * stride, n_in);
+    dtype_traits(act).quantize(column_of(x, c), shared_columns(ctx) + static_cast<size_t>(c) * stride, n_in);
   }
   ctx.thread.barrier();
   const VecDotFn dot = reference_vec_dot(w.type);
   for (int64_t r = ctx.thread.share_begin(n_out); r < ctx.thread.share_end(n_out); ++r) {
     for (int64_t c = 0; c < columns; ++c) {
-      output_column(dst, c)[r] = dot(n_in, w.row(r), ctx.shared + static_cast<size_t>(c) * stride);
+      output_column(dst, c)[r] = dot(n_in, w.row(r), shared_columns(ctx) + static_cast<size_t>(c) * stride);
     }
   }
 }
@@ -113,7 +139,7 @@ void run_dequantized(const Tensor& dst, const OpContext& ctx) {
   const bool rounds = act != DType::F32 && n_in % dtype_traits(act).block_size == 0;
   const size_t stride = shared_column_bytes(w);
   auto rounded = [&](int64_t c) {
-    return reinterpret_cast<float*>(ctx.shared + static_cast<size_t>(c) * stride);
+    return reinterpret_cast<float*>(shared_columns(ctx) + static_cast<size_t>(c) * stride);
   };
   if (rounds) {
     float* blocks = ctx.scratch.floats.data() + n_in;  // room for one quantized row
@@ -167,7 +193,7 @@ void run_get_rows(const Tensor& dst, const OpContext& ctx) {
 
 size_t shared_scratch_bytes(const Tensor& node) {
   if (node.op != Op::kMatMul) return 0;
-  return shared_column_bytes(*node.src[0]) * static_cast<size_t>(node.src[1]->rows());
+  return kCounterBytes + shared_column_bytes(*node.src[0]) * static_cast<size_t>(node.src[1]->rows());
 }
 
 size_t scratch_floats(const Tensor& node) {
