@@ -1,0 +1,172 @@
+// AVX2 products of the K-quants (Q4_K, Q5_K, Q6_K) with Q8_K activation columns, on 16-row
+// packed groups read as two halves of 8 rows (docs/KERNELS.md). Integer sums per group (int16
+// pairs summed while they cannot overflow, then int32), times the row's integer scale, summed
+// over the super-block in int32: the reference's exact integer sums; then one fma chain per row
+// and column over super-blocks.
+#include "backend/cpu/avx2/avx2_common.h"
+
+namespace sinter::cpu::avx2 {
+namespace {
+
+constexpr size_t kQ4KRecord = 2368, kQ5KRecord = 2880, kQ6KRecord = 3360;
+
+// Q4_K/Q5_K group g (values 32g..32g+31), rows of one half.
+template <bool kFifth>
+inline void k_levels(const uint8_t* rec, int half, int g, __m256i* w) {
+  const uint8_t* qs = rec + (kFifth ? 832 : 320) + 64 * 8 * (g / 2) + 32 * half;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  for (int t = 0; t < 8; ++t) {
+    const __m256i v = load256(qs + 64 * t);
+    w[t] = (g % 2 == 0) ? _mm256_and_si256(v, low) : _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+    if constexpr (kFifth) {
+      const __m256i h = load256(rec + 320 + 64 * t + 32 * half);
+      const __m256i at4 = g <= 4 ? _mm256_slli_epi16(h, 4 - g) : _mm256_srli_epi16(h, g - 4);
+      w[t] = _mm256_or_si256(w[t], _mm256_and_si256(at4, _mm256_set1_epi8(0x10)));
+    }
+  }
+}
+
+template <bool kFifth, int N>
+void tile_scale_min(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
+                    const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  constexpr size_t kRecord = kFifth ? kQ5KRecord : kQ4KRecord;
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m256 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
+    __m256i isum[N], msum[N];
+    for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) {
+      __m256i w[8];
+      k_levels<kFifth>(rec, half, g, w);
+      const __m256i scale = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
+      const __m256i minimum = load_u8x8_as_i32(rec + 192 + 16 * g + 8 * half);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 32 * g;
+        __m256i sum;
+        if constexpr (kFifth) {  // levels ≤ 31: four int16 pairs at a time
+          __m256i a = _mm256_maddubs_epi16(w[0], broadcast_i32(xq));
+          __m256i b = _mm256_maddubs_epi16(w[4], broadcast_i32(xq + 16));
+          for (int t = 1; t < 4; ++t) {
+            a = _mm256_add_epi16(a, _mm256_maddubs_epi16(w[t], broadcast_i32(xq + 4 * t)));
+            b = _mm256_add_epi16(b, _mm256_maddubs_epi16(w[4 + t], broadcast_i32(xq + 16 + 4 * t)));
+          }
+          sum = _mm256_add_epi32(widen_pairs(a), widen_pairs(b));
+        } else {  // levels ≤ 15: all eight
+          __m256i a = _mm256_maddubs_epi16(w[0], broadcast_i32(xq));
+          for (int t = 1; t < 8; ++t)
+            a = _mm256_add_epi16(a, _mm256_maddubs_epi16(w[t], broadcast_i32(xq + 4 * t)));
+          sum = widen_pairs(a);
+        }
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+        msum[c] =
+            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x.sums[8 * sb + g])));
+      }
+    }
+    const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      const __m256 dx = _mm256_set1_ps(x.d[sb]);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+// Q6_K group g (values 16g..16g+15): registers T = 4g..4g+3 (see the AVX-512 kernel).
+inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
+  const uint8_t* ql = rec + 288 + 32 * half;
+  const uint8_t* qh = rec + 288 + 2048 + 32 * half;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const __m256i top = _mm256_set1_epi8(0x30);
+  for (int i = 0; i < 4; ++i) {
+    const int slice = 4 * g + i;
+    const __m256i l = slice < 32
+                          ? _mm256_and_si256(load256(ql + 64 * slice), low)
+                          : _mm256_and_si256(_mm256_srli_epi16(load256(ql + 64 * (slice - 32)), 4), low);
+    const __m256i h = load256(qh + 64 * (slice % 16));
+    const int s = slice / 16;
+    const __m256i at4 = s == 0   ? _mm256_slli_epi16(h, 4)
+                        : s == 1 ? _mm256_slli_epi16(h, 2)
+                        : s == 2 ? h
+                                 : _mm256_srli_epi16(h, 2);
+    w[i] = _mm256_or_si256(l, _mm256_and_si256(at4, top));
+  }
+}
+
+template <int N>
+void tile_q6_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
+               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m256 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
+    __m256i isum[N];
+    for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+    for (int g = 0; g < 16; ++g) {
+      __m256i w[4];
+      q6_levels(rec, half, g, w);
+      const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 16 * g;
+        // Levels ≤ 63: two int16 pairs at a time (2 · 2·63·128 < 2^15).
+        const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], broadcast_i32(xq)),
+                                           _mm256_maddubs_epi16(w[1], broadcast_i32(xq + 4)));
+        const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], broadcast_i32(xq + 8)),
+                                           _mm256_maddubs_epi16(w[3], broadcast_i32(xq + 12)));
+        const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)),
+                                             _mm256_set1_epi32(x.sums[16 * sb + g]));  // − 32·Σx
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+      }
+    }
+    const __m256 d = load_f16x8(rec + 16 * half);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+template <class Tile>
+void over_groups(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const uint8_t* columns,
+                 const ColumnLayout& layout, int64_t column_count, float* dst, int64_t dst_stride,
+                 Tile tile_fn) {
+  for (int64_t g = group_begin; g < group_end; ++g) {
+    const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
+    const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
+    for (int half = 0; half < 2 && 8 * half < lanes; ++half) {
+      over_columns<4>(column_count, [&]<int N>(int64_t c) {
+        tile_fn.template operator()<N>(
+            group, half, w.n_in / 256, columns + static_cast<size_t>(c) * layout.bytes, layout,
+            dst + c * dst_stride + g * kGroupRows + 8 * half, dst_stride, lanes - 8 * half);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_q4_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride,
+              []<int N>(auto... args) { tile_scale_min<false, N>(args...); });
+}
+void gemm_q5_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_scale_min<true, N>(args...); });
+}
+void gemm_q6_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q6_k<N>(args...); });
+}
+
+}  // namespace sinter::cpu::avx2
