@@ -54,7 +54,7 @@ void groups_tile(const PackedMatrix& w, int64_t g0, const uint8_t* columns, cons
     out[g] = dst + (g0 + g) * kGroupRows;
     lanes[g] = static_cast<int>(min64(kGroupRows, w.n_out - (g0 + g) * kGroupRows));
   }
-  constexpr int kColumns = G == 1 ? 8 : 6;
+  constexpr int kColumns = G == 1 ? 8 : 12;
   over_columns<kColumns>(column_count, [&]<int N>(int64_t c) {
     const float* x[N];
     for (int i = 0; i < N; ++i)
