@@ -134,7 +134,7 @@ void over_groups(const PackedMatrix& w, int64_t group_begin, int64_t group_end, 
   for (int64_t g = group_begin; g < group_end; ++g) {
     const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
     const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
-    over_columns<4>(column_count, [&]<int N>(int64_t c) {
+    over_columns<8>(column_count, [&]<int N>(int64_t c) {
       tile_fn.template operator()<N>(group, w.n_in / 256, columns + static_cast<size_t>(c) * layout.bytes,
                                      layout, dst + c * dst_stride + g * kGroupRows, dst_stride, lanes);
     });
