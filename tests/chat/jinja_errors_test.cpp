@@ -141,6 +141,23 @@ TEST(TemplateLimits, OutputAndValueSizesAreBounded) {
   EXPECT_NE(error.message().find("template limit exceeded"), std::string::npos) << error.message();
 }
 
+TEST(TemplateLimits, MemoryHeldAcrossCallsAndNamespacesIsBounded) {
+  RenderOptions options;
+  options.limits.max_built_bytes = 64 << 20;
+  // Each macro level buffers its own 10 MB before recursing: no single value is too big.
+  Error error = render_error(
+      "{% macro m(n) %}{{ 'x' * 10000000 }}{% if n %}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(100) }}",
+      options);
+  EXPECT_NE(error.message().find("the render built more than"), std::string::npos) << error.message();
+  // Many large strings kept in a namespace.
+  error = render_error(
+      "{% set ns = namespace(keep=[]) %}{% for i in range(100) %}{% set ns.keep = ns.keep + ['y' * 5000000] "
+      "%}"
+      "{% endfor %}",
+      options);
+  EXPECT_NE(error.message().find("the render built more than"), std::string::npos) << error.message();
+}
+
 TEST(TemplateLimits, DeeplyNestedSourceIsASyntaxError) {
   for (const std::string& source : {"{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}",
                                     "{{ " + std::string(5000, '[') + std::string(5000, ']') + " }}",

@@ -65,9 +65,30 @@ Status Interpreter::check_size(size_t bytes) const {
   return ok_status();
 }
 
-Status Interpreter::append_output(std::string* out, std::string_view text) const {
+Status Interpreter::append_output(std::string* out, std::string_view text) {
   SINTER_TRY(check_size(out->size() + text.size()));
+  // Output of nested macro calls and blocks is buffered at every level: count it all.
+  built_bytes_ += text.size();
+  if (built_bytes_ > options_.limits.max_built_bytes) {
+    return limit_error(concat("the render built more than ", options_.limits.max_built_bytes, " bytes"));
+  }
   out->append(text);
+  return ok_status();
+}
+
+Status Interpreter::charge(const Value& built) {
+  if (built.is_string()) {
+    built_bytes_ += built.as_string().size();
+  } else if (built.is_sequence()) {
+    built_bytes_ += sizeof(Value) * built.items().size();
+  } else if (built.is_dict()) {
+    built_bytes_ += 2 * sizeof(Value) * built.as_dict().size();
+  } else {
+    return ok_status();
+  }
+  if (built_bytes_ > options_.limits.max_built_bytes) {
+    return limit_error(concat("the render built more than ", options_.limits.max_built_bytes, " bytes"));
+  }
   return ok_status();
 }
 
@@ -338,6 +359,24 @@ Result<Value> Interpreter::call_macro(const MacroStmt& macro, const ScopePtr& cl
 
 Result<Value> Interpreter::eval(const Expr& expr, Scope& scope) {
   auto result = eval_node(expr, scope);
+  if (result) {
+    switch (expr.kind) {
+      case ExprKind::kName:
+      case ExprKind::kLiteral:
+      case ExprKind::kGetAttr:
+      case ExprKind::kCompare:
+      case ExprKind::kNot:
+      case ExprKind::kTest:
+      case ExprKind::kConditional: break;  // these pass on values, they build none
+      case ExprKind::kGetItem:
+        if (static_cast<const GetItemExpr&>(expr).index->kind != ExprKind::kSlice) break;
+        [[fallthrough]];
+      default: {
+        Status charged = charge(*result);
+        if (!charged) result = std::move(charged).error();
+      }
+    }
+  }
   if (!result && !failure_location_) failure_location_ = expr.where;
   return result;
 }

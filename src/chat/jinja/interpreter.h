@@ -26,6 +26,9 @@ struct RenderLimits {
   int max_call_depth = 200;                    // nested macro calls (Python's recursion limit is near)
   int64_t max_loop_iterations = 5'000'000;     // all loops of one render together
   size_t max_output_bytes = size_t{64} << 20;  // the rendered text, and any one string or list built
+  // All strings and lists that expressions build during one render, together: bounds memory
+  // when a template keeps many large values (in a namespace, a list, nested macro calls).
+  size_t max_built_bytes = size_t{1} << 30;
 };
 
 struct RenderOptions {
@@ -101,11 +104,14 @@ class Interpreter {
   Result<Value> eval_compare(const CompareExpr& expr, Scope& scope);
   Result<Value> eval_slice(const Value& object, const SliceExpr& slice, Scope& scope);
   Result<CallArgs> eval_args(const CallArguments& args, Scope& scope);
-  Status append_output(std::string* out, std::string_view text) const;
+  Status append_output(std::string* out, std::string_view text);
+  // Counts a value an expression built against max_built_bytes.
+  Status charge(const Value& built);
 
   RenderOptions options_;
   int call_depth_ = 0;
   int64_t iterations_ = 0;
+  size_t built_bytes_ = 0;
   std::optional<SourceLocation> failure_location_;
   std::vector<ObjectPtr> tracked_;
   std::vector<ScopePtr> tracked_scopes_;
