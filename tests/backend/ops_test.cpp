@@ -28,8 +28,8 @@ TEST(CpuOps, MatMulOnEveryDequantizableWeightType) {
     // Activations are rounded to the weight type's activation format before the products.
     std::vector<float> x_rounded = x_values;
     const DType act = cpu::activation_type(traits.type);
+    std::vector<uint8_t> x_blocks(row_bytes(act, n_in) * m);
     if (act != DType::F32) {
-      std::vector<uint8_t> x_blocks(row_bytes(act, n_in) * m);
       ASSERT_TRUE(quantize_rows(act, x_values.data(), n_in, m, x_blocks.data()));
       ASSERT_TRUE(dequantize_rows(act, x_blocks.data(), n_in, m, x_rounded.data()));
     }
@@ -45,6 +45,18 @@ TEST(CpuOps, MatMulOnEveryDequantizableWeightType) {
         for (int64_t r = 0; r < n_out; ++r) {
           double expected = 0;
           for (int64_t k = 0; k < n_in; ++k) expected += double{w_dequantized[r * n_in + k]} * x_rounded[c * n_in + k];
+          if (act == DType::Q8_1) {
+            // The weights' block minimum m multiplies Q8_1's s = d·Σq (d unrounded, s rounded to
+            // F16, as in llama.cpp) rather than Σ of the rounded activations.
+            const size_t wb = dtype_traits(traits.type).block_bytes;
+            for (int64_t b = 0; b < n_in / 32; ++b) {
+              const uint8_t* xb = x_blocks.data() + (c * (n_in / 32) + b) * 36;
+              int sum = 0;
+              for (int j = 0; j < 32; ++j) sum += static_cast<int8_t>(xb[4 + j]);
+              const double m = load_f16(blocks.data() + (r * (n_in / 32) + b) * wb + 2);
+              expected += m * (double{load_f16(xb + 2)} - double{load_f16(xb)} * sum);
+            }
+          }
           EXPECT_NEAR(out[c * n_out + r], expected, 1e-4 * (1 + std::fabs(expected)));
         }
       }

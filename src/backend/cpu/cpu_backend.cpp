@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/kernels_pack.h"
 #include "core/thread_pool.h"
 
 namespace sinter::cpu {
@@ -23,13 +24,18 @@ class CpuBackend final : public Backend {
     switch (op) {
       case Op::kMatMul:
       case Op::kGetRows:
-        // Row by row on the file's blocks: a weight row is decoded into a row-sized buffer
-        // when it is used, never the whole matrix.
+        // Repacked at load into 16-row groups where the CPU's kernels have a packed layout;
+        // otherwise row by row on the file's blocks (never the whole matrix expanded).
+        if (gemm_kernel(active_kernels(), weight_type) != nullptr && has_packed_layout(weight_type)) {
+          return ExecutionPath::kRepacked;
+        }
         return has_dequantizer(weight_type) ? ExecutionPath::kDirect : ExecutionPath::kUnsupported;
       default:
         return ExecutionPath::kUnsupported;
     }
   }
+
+  Status prepare_weight(Tensor* weight) override { return packed_.pack(weight, active_kernels()); }
 
   size_t scratch_bytes(const Graph& graph) const override {
     size_t floats = 0, shared = 0;
@@ -53,7 +59,7 @@ class CpuBackend final : public Backend {
     if (shared_.size() < shared + 64) shared_.resize(shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
     pool_.run([&](const ThreadContext& thread) {
-      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph};
+      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
       for (const Tensor* node : graph.nodes()) {
         if (run_node(*node, ctx)) thread.barrier();
       }
@@ -104,6 +110,7 @@ class CpuBackend final : public Backend {
   }
 
   ThreadPool pool_;
+  PackedWeightStore packed_;
   std::vector<Scratch> scratch_;
   std::vector<uint8_t> shared_;
 };

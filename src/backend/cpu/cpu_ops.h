@@ -11,6 +11,8 @@
 
 namespace sinter::cpu {
 
+class PackedWeightStore;  // kernels_pack.h
+
 // Per-thread scratch memory, sized before the graph runs (nothing is allocated per token).
 struct Scratch {
   std::vector<float> floats;
@@ -22,6 +24,7 @@ struct OpContext {
   uint8_t* shared;           // one buffer all threads of the region see (e.g. quantized
                              // activations written by all, then read by all after a barrier)
   const Graph& graph;
+  const PackedWeightStore* packed = nullptr;  // weights repacked at load (matmul, get_rows)
 };
 
 // Floats of scratch each thread needs for this node.

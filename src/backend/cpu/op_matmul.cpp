@@ -1,12 +1,23 @@
 // Matrix products and embedding lookup on weights of any dequantizable type.
 //
-// Reference path: each weight row is dequantized block by block into a row-sized scratch buffer
-// and dotted with every activation column; the whole matrix is never expanded.
+// Two paths compute the same bits (each output is the reference dot product of
+// src/tensor/vec_dot.h, whatever the batch, tile or thread):
+// - packed: weights repacked at load into 16-row groups (kernels_pack.h); activation columns
+//   rounded by the ISA's quantizer into a planar layout; the ISA's gemm kernel (gemv is the
+//   one-column case of the same kernel).
+// - plain: the file's rows, activations rounded by the reference quantizers, and the reference
+//   dot product per row and column (the generic ISA level, and weights that were not repacked).
+// Types without a reference dot product dequantize each weight row and dot in F32.
+#include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_pack.h"
 #include "core/half.h"
+#include "tensor/vec_dot.h"
 
 namespace sinter::cpu {
 
@@ -31,64 +42,110 @@ void row_to_f32(DType type, const void* row, float* out, int64_t n) {
   dtype_traits(type).dequantize(row, out, n);
 }
 
-DType activation_type(DType weight) {
-  switch (weight) {
-    case DType::F16: return DType::F16;
-    case DType::BF16: return DType::BF16;
-    case DType::Q4_0:
-    case DType::Q5_0:
-    case DType::Q8_0:
-    case DType::IQ4_NL:
-    case DType::MXFP4: return DType::Q8_0;
-    case DType::Q4_1:
-    case DType::Q5_1: return DType::Q8_1;
-    case DType::Q2_K:
-    case DType::Q3_K:
-    case DType::Q4_K:
-    case DType::Q5_K:
-    case DType::Q6_K:
-    case DType::IQ2_XXS:
-    case DType::IQ2_XS:
-    case DType::IQ2_S:
-    case DType::IQ3_XXS:
-    case DType::IQ3_S:
-    case DType::IQ1_S:
-    case DType::IQ1_M:
-    case DType::IQ4_XS:
-    case DType::TQ1_0:
-    case DType::TQ2_0: return DType::Q8_K;
-    default: return DType::F32;
-  }
-}
+DType activation_type(DType weight) { return vec_dot_activation_type(weight); }
 
 namespace {
 
-// Bytes of activation column c after it has been rounded to the activation type, as F32.
-size_t activation_bytes(const Tensor& dst) { return static_cast<size_t>(dst.src[1]->ne[0]) * sizeof(float); }
+const float* column_of(const Tensor& x, int64_t c) {
+  return reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
+}
+float* output_column(const Tensor& dst, int64_t c) {
+  return reinterpret_cast<float*>(static_cast<uint8_t*>(dst.data) + c * dst.nb[1]);
+}
 
-}  // namespace
+size_t round_up_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// dst [n_out, m] = W [n_in, n_out] · X [n_in, m]; threads split the n_out weight rows.
-//
-// Activations are first rounded to the weight type's activation format (Q8_0 for Q4_0, Q8_K for
-// the K-quants, F16 for F16, ...), as the integer kernels use them; each column is rounded once
-// and shared by all threads. Reference path: the rounded column is widened back to F32 and
-// dotted with each dequantized weight row.
-void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
+// Bytes per column in the shared buffer: the largest any path below uses.
+size_t shared_column_bytes(const Tensor& w) {
+  const int64_t n_in = w.ne[0];
+  size_t bytes = round_up_64(static_cast<size_t>(n_in) * sizeof(float));
+  if (has_packed_layout(w.type))
+    bytes = std::max(bytes, column_layout(activation_format(w.type), n_in).bytes);
+  return bytes;
+}
+
+bool has_reference_dot(const Tensor& w) {
+  const DType act = vec_dot_activation_type(w.type);
+  return reference_vec_dot(w.type) != nullptr && w.ne[0] % dtype_traits(w.type).block_size == 0 &&
+         w.ne[0] % dtype_traits(act).block_size == 0;
+}
+
+// The shared buffer: a work counter for the packed path, then the activation columns.
+constexpr size_t kCounterBytes = 64;
+
+uint8_t* shared_columns(const OpContext& ctx) { return ctx.shared + kCounterBytes; }
+
+// Groups a thread claims at a time: several chunks per thread, so that a thread the machine
+// preempts leaves its work to the others (a multiple of 4: the float kernels take 4 groups).
+int64_t chunk_groups(int64_t groups, int threads) {
+  const int64_t chunk = groups / (8 * static_cast<int64_t>(threads));
+  return std::max<int64_t>(4, chunk / 4 * 4);
+}
+
+void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) {
+  const Tensor& x = *dst.src[1];
+  const int64_t columns = x.rows();
+  const KernelSet& kernels = active_kernels();
+  const ActivationFormat format = activation_format(w.type);
+  const ColumnLayout layout = column_layout(format, w.n_in);
+  uint8_t* activations = shared_columns(ctx);
+  std::atomic_ref<int64_t> next_group(*reinterpret_cast<int64_t*>(ctx.shared));
+  if (ctx.thread.index == 0) next_group.store(0, std::memory_order_relaxed);  // published by the barrier
+  for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
+    kernels.quantize(column_of(x, c), format, layout, activations + static_cast<size_t>(c) * layout.bytes);
+  }
+  ctx.thread.barrier();
+  // Threads claim chunks of 16-row groups (never a part of the reduction): each output is
+  // computed by the same code whichever thread takes it.
+  const GemmFn gemm = gemm_kernel(kernels, w.type);
+  auto* out = static_cast<float*>(dst.data);
+  const auto stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
+  const int64_t chunk = chunk_groups(w.groups, ctx.thread.count);
+  for (;;) {
+    const int64_t begin = ctx.thread.count == 1 ? 0 : next_group.fetch_add(chunk, std::memory_order_relaxed);
+    if (begin >= w.groups) break;
+    const int64_t end = ctx.thread.count == 1 ? w.groups : std::min(begin + chunk, w.groups);
+    gemm(w, begin, end, activations, layout, columns, out, stride);
+    if (ctx.thread.count == 1) break;
+  }
+}
+
+// The file's rows and the reference dot products.
+void run_reference(const Tensor& dst, const OpContext& ctx) {
   const Tensor& w = *dst.src[0];
   const Tensor& x = *dst.src[1];
-  const int64_t n_in = w.ne[0];
-  const int64_t n_out = w.ne[1];
-  const int64_t columns = x.rows();
-  const DType act = activation_type(w.type);
+  const int64_t n_in = w.ne[0], n_out = w.ne[1], columns = x.rows();
+  const DType act = vec_dot_activation_type(w.type);
+  const size_t stride = shared_column_bytes(w);
+  for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
+    dtype_traits(act).quantize(column_of(x, c), shared_columns(ctx) + static_cast<size_t>(c) * stride, n_in);
+  }
+  ctx.thread.barrier();
+  const VecDotFn dot = reference_vec_dot(w.type);
+  for (int64_t r = ctx.thread.share_begin(n_out); r < ctx.thread.share_end(n_out); ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      output_column(dst, c)[r] = dot(n_in, w.row(r), shared_columns(ctx) + static_cast<size_t>(c) * stride);
+    }
+  }
+}
+
+// Types without a reference dot product: activations rounded to the activation format (where
+// n_in allows) and widened; each weight row dequantized and dotted in F32.
+void run_dequantized(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& w = *dst.src[0];
+  const Tensor& x = *dst.src[1];
+  const int64_t n_in = w.ne[0], n_out = w.ne[1], columns = x.rows();
+  const DType act = vec_dot_activation_type(w.type);
   const bool rounds = act != DType::F32 && n_in % dtype_traits(act).block_size == 0;
-  auto* rounded = reinterpret_cast<float*>(ctx.shared);
+  const size_t stride = shared_column_bytes(w);
+  auto rounded = [&](int64_t c) {
+    return reinterpret_cast<float*>(shared_columns(ctx) + static_cast<size_t>(c) * stride);
+  };
   if (rounds) {
     float* blocks = ctx.scratch.floats.data() + n_in;  // room for one quantized row
     for (int64_t c = ctx.thread.share_begin(columns); c < ctx.thread.share_end(columns); ++c) {
-      const auto* xc = reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
-      dtype_traits(act).quantize(xc, blocks, n_in);
-      dtype_traits(act).dequantize(blocks, rounded + c * n_in, n_in);
+      dtype_traits(act).quantize(column_of(x, c), blocks, n_in);
+      dtype_traits(act).dequantize(blocks, rounded(c), n_in);
     }
     ctx.thread.barrier();
   }
@@ -96,11 +153,22 @@ void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
   for (int64_t r = ctx.thread.share_begin(n_out); r < ctx.thread.share_end(n_out); ++r) {
     row_to_f32(w.type, w.row(r), row, n_in);
     for (int64_t c = 0; c < columns; ++c) {
-      const auto* xc = rounds ? rounded + c * n_in
-                              : reinterpret_cast<const float*>(static_cast<const uint8_t*>(x.data) + c * x.nb[1]);
-      auto* out = reinterpret_cast<float*>(static_cast<uint8_t*>(dst.data) + c * dst.nb[1]);
-      out[r] = dot_f32(row, xc, n_in);
+      output_column(dst, c)[r] = dot_f32(row, rounds ? rounded(c) : column_of(x, c), n_in);
     }
+  }
+}
+
+}  // namespace
+
+// dst [n_out, m] = W [n_in, n_out] · X [n_in, m].
+void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& w = *dst.src[0];
+  if (const PackedMatrix* packed = ctx.packed != nullptr ? ctx.packed->find(w.data) : nullptr) {
+    run_packed(*packed, dst, ctx);
+  } else if (has_reference_dot(w)) {
+    run_reference(dst, ctx);
+  } else {
+    run_dequantized(dst, ctx);
   }
 }
 
@@ -109,20 +177,30 @@ void run_get_rows(const Tensor& dst, const OpContext& ctx) {
   const Tensor& table = *dst.src[0];
   const auto* ids = dst.src[1]->data_as<const int32_t>();
   const int64_t count = dst.src[1]->ne[0];
+  const PackedMatrix* packed = ctx.packed != nullptr ? ctx.packed->find(table.data) : nullptr;
+  auto* row_bytes = reinterpret_cast<uint8_t*>(ctx.scratch.floats.data());
   for (int64_t i = ctx.thread.share_begin(count); i < ctx.thread.share_end(count); ++i) {
     assert(ids[i] >= 0 && ids[i] < table.ne[1]);  // ids are validated before the graph runs
-    row_to_f32(table.type, table.row(ids[i]), reinterpret_cast<float*>(dst.row(i)), table.ne[0]);
+    auto* out = reinterpret_cast<float*>(dst.row(i));
+    if (packed != nullptr) {
+      unpack_row(*packed, ids[i], row_bytes);
+      row_to_f32(table.type, row_bytes, out, table.ne[0]);
+    } else {
+      row_to_f32(table.type, table.row(ids[i]), out, table.ne[0]);
+    }
   }
 }
 
 size_t shared_scratch_bytes(const Tensor& node) {
   if (node.op != Op::kMatMul) return 0;
-  return activation_bytes(node) * static_cast<size_t>(node.src[1]->rows());
+  return kCounterBytes + shared_column_bytes(*node.src[0]) * static_cast<size_t>(node.src[1]->rows());
 }
 
 size_t scratch_floats(const Tensor& node) {
   switch (node.op) {
     case Op::kMatMul: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
+    case Op::kGetRows:
+      return static_cast<size_t>(node.src[0]->ne[0]);  // one unpacked row (≤ 4 bytes a value)
     case Op::kAttention: return 3 * static_cast<size_t>(node.ne[0] + node.src[0]->ne[0]);  // query, row, sum
     case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);

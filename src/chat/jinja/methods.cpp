@@ -320,8 +320,10 @@ Result<Value> dict_method(Interpreter& interpreter, const Value& self, std::stri
   }
   if (name == "update") {
     if (args.positional.size() > 1) return type_error("update expected at most 1 argument");
-    for (const auto& arg : args.positional) SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
-    for (const auto& [key, arg] : args.keyword) SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
+    for (const auto& arg : args.positional)
+      SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
+    for (const auto& [key, arg] : args.keyword)
+      SINTER_TRY(check_nesting(arg, kMaxValueNesting, self.dict_ptr().get()));
     if (!args.positional.empty()) {
       const Value& other = args.positional[0];
       if (other.is_dict()) {

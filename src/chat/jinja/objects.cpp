@@ -27,9 +27,7 @@ Value Namespace::attribute(std::string_view name) const {
   return missing_attribute("jinja2.utils.Namespace object", name);
 }
 
-std::string Namespace::repr() const {
-  return "<Namespace " + jinja::repr(Value(attributes_)) + ">";
-}
+std::string Namespace::repr() const { return "<Namespace " + jinja::repr(Value(attributes_)) + ">"; }
 
 Value LoopObject::attribute(std::string_view name) const {
   auto length = static_cast<int64_t>(items_.size());

@@ -21,7 +21,7 @@ thread_local int repr_depth = 0;  // across namespace boundaries too
 
 class ReprGuard {
  public:
-  explicit ReprGuard(const void* container) : container_(container) {
+  explicit ReprGuard(const void* container) {
     for (const void* p : repr_in_progress) recursive_ = recursive_ || p == container;
     if (!recursive_) repr_in_progress.push_back(container);
   }
@@ -31,7 +31,6 @@ class ReprGuard {
   bool recursive() const { return recursive_; }
 
  private:
-  const void* container_;
   bool recursive_ = false;
 };
 
@@ -329,12 +328,15 @@ Status check_nesting(const Value& value, int limit, const void* container) {
   if (limit < 0) return limit_error("a value is nested too deeply");
   switch (value.kind()) {
     case Value::Kind::kList:
-      if (value.list_ptr().get() == container) return value_error("a list cannot contain itself (reference cycle)");
+      if (value.list_ptr().get() == container)
+        return value_error("a list cannot contain itself (reference cycle)");
       for (const auto& item : value.items()) SINTER_TRY(check_nesting(item, limit - 1, container));
       return ok_status();
     case Value::Kind::kDict:
-      if (value.dict_ptr().get() == container) return value_error("a dict cannot contain itself (reference cycle)");
-      for (const auto& [key, item] : value.as_dict().entries()) SINTER_TRY(check_nesting(item, limit - 1, container));
+      if (value.dict_ptr().get() == container)
+        return value_error("a dict cannot contain itself (reference cycle)");
+      for (const auto& [key, item] : value.as_dict().entries())
+        SINTER_TRY(check_nesting(item, limit - 1, container));
       return ok_status();
     case Value::Kind::kObject:
       if (value.as_object().is_namespace()) {

@@ -44,6 +44,100 @@ enum class ListFlavor : uint8_t {
   kGenerator,
 };
 
+struct List;
+class Dict;
+class Callable;
+class Object;
+
+using StringPtr = std::shared_ptr<const std::string>;
+using ListPtr = std::shared_ptr<List>;
+using DictPtr = std::shared_ptr<Dict>;
+using CallablePtr = std::shared_ptr<const Callable>;
+using ObjectPtr = std::shared_ptr<Object>;
+
+class Value {
+ public:
+  enum class Kind : uint8_t {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,  // list or tuple
+    kDict,
+    kCallable,
+    kObject,
+  };
+
+  Value() : data_(Undefined{}) {}
+  static Value undefined(std::string reason, bool unsafe = false);
+  static Value none() { return Value(None{}); }
+  Value(bool b) : data_(b) {}          // NOLINT: values convert like Python literals
+  Value(int v) : data_(int64_t{v}) {}  // NOLINT
+  Value(int64_t v) : data_(v) {}       // NOLINT
+  Value(double v) : data_(v) {}        // NOLINT
+  Value(std::string s) : data_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT
+  Value(const char* s) : Value(std::string(s)) {}                                     // NOLINT
+  Value(std::string_view s) : Value(std::string(s)) {}                                // NOLINT
+  Value(StringPtr s) : data_(std::move(s)) {}                                         // NOLINT
+  Value(ListPtr l) : data_(std::move(l)) {}                                           // NOLINT
+  Value(DictPtr d) : data_(std::move(d)) {}                                           // NOLINT
+  Value(CallablePtr c) : data_(std::move(c)) {}                                       // NOLINT
+  Value(ObjectPtr o) : data_(std::move(o)) {}                                         // NOLINT
+  static Value list(std::vector<Value> items = {});
+  static Value tuple(std::vector<Value> items);
+  static Value sequence(std::vector<Value> items, ListFlavor flavor);
+  static Value dict();
+
+  Kind kind() const { return static_cast<Kind>(data_.index()); }
+  bool is_undefined() const { return kind() == Kind::kUndefined; }
+  bool is_none() const { return kind() == Kind::kNone; }
+  bool is_bool() const { return kind() == Kind::kBool; }
+  bool is_int() const { return kind() == Kind::kInt; }
+  bool is_float() const { return kind() == Kind::kFloat; }
+  // int, float or bool: Python's numbers.Number.
+  bool is_number() const { return is_int() || is_float() || is_bool(); }
+  // int or bool: what Python accepts as an index.
+  bool is_integral() const { return is_int() || is_bool(); }
+  bool is_string() const { return kind() == Kind::kString; }
+  bool is_list() const { return kind() == Kind::kList && flavor() == ListFlavor::kList; }
+  bool is_tuple() const { return kind() == Kind::kList && flavor() == ListFlavor::kTuple; }
+  bool is_generator() const { return kind() == Kind::kList && flavor() == ListFlavor::kGenerator; }
+  bool is_sequence() const { return kind() == Kind::kList; }  // any flavor
+  ListFlavor flavor() const;
+  bool is_dict() const { return kind() == Kind::kDict; }
+  bool is_callable() const { return kind() == Kind::kCallable; }
+  bool is_object() const { return kind() == Kind::kObject; }
+
+  bool as_bool() const { return std::get<bool>(data_); }
+  int64_t as_int() const { return is_bool() ? int64_t{as_bool()} : std::get<int64_t>(data_); }
+  double as_float() const;  // int, bool or float
+  const std::string& as_string() const { return *std::get<StringPtr>(data_); }
+  const StringPtr& string_ptr() const { return std::get<StringPtr>(data_); }
+  const std::vector<Value>& items() const;
+  const ListPtr& list_ptr() const { return std::get<ListPtr>(data_); }
+  const Dict& as_dict() const { return *dict_ptr(); }
+  const DictPtr& dict_ptr() const { return std::get<DictPtr>(data_); }
+  const Callable& as_callable() const { return *callable_ptr(); }
+  const CallablePtr& callable_ptr() const { return std::get<CallablePtr>(data_); }
+  Object& as_object() const { return *object_ptr(); }
+  const ObjectPtr& object_ptr() const { return std::get<ObjectPtr>(data_); }
+  // Why this value is undefined ("'x' is undefined"); for Undefined only.
+  std::string undefined_reason() const;
+  bool undefined_is_unsafe() const { return std::get<Undefined>(data_).unsafe; }
+
+  // The same object (Python `is`) for shared kinds; the same value for None/bool.
+  bool same_object(const Value& other) const;
+
+ private:
+  explicit Value(None n) : data_(n) {}
+  explicit Value(Undefined u) : data_(std::move(u)) {}
+
+  std::variant<Undefined, None, bool, int64_t, double, StringPtr, ListPtr, DictPtr, CallablePtr, ObjectPtr>
+      data_;
+};
+
 struct List {
   std::vector<Value> items;
   ListFlavor flavor = ListFlavor::kList;
@@ -106,93 +200,7 @@ class Object {
   virtual void clear() {}
 };
 
-using StringPtr = std::shared_ptr<const std::string>;
-using ListPtr = std::shared_ptr<List>;
-using DictPtr = std::shared_ptr<Dict>;
-using CallablePtr = std::shared_ptr<const Callable>;
-using ObjectPtr = std::shared_ptr<Object>;
-
-class Value {
- public:
-  enum class Kind : uint8_t {
-    kUndefined,
-    kNone,
-    kBool,
-    kInt,
-    kFloat,
-    kString,
-    kList,  // list or tuple
-    kDict,
-    kCallable,
-    kObject,
-  };
-
-  Value() : data_(Undefined{}) {}
-  static Value undefined(std::string reason, bool unsafe = false);
-  static Value none() { return Value(None{}); }
-  Value(bool b) : data_(b) {}          // NOLINT: values convert like Python literals
-  Value(int v) : data_(int64_t{v}) {}  // NOLINT
-  Value(int64_t v) : data_(v) {}       // NOLINT
-  Value(double v) : data_(v) {}        // NOLINT
-  Value(std::string s) : data_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT
-  Value(const char* s) : Value(std::string(s)) {}                                     // NOLINT
-  Value(std::string_view s) : Value(std::string(s)) {}                                // NOLINT
-  Value(StringPtr s) : data_(std::move(s)) {}                                         // NOLINT
-  Value(ListPtr l) : data_(std::move(l)) {}                                           // NOLINT
-  Value(DictPtr d) : data_(std::move(d)) {}                                           // NOLINT
-  Value(CallablePtr c) : data_(std::move(c)) {}                                       // NOLINT
-  Value(ObjectPtr o) : data_(std::move(o)) {}                                         // NOLINT
-  static Value list(std::vector<Value> items = {});
-  static Value tuple(std::vector<Value> items);
-  static Value sequence(std::vector<Value> items, ListFlavor flavor);
-  static Value dict();
-
-  Kind kind() const { return static_cast<Kind>(data_.index()); }
-  bool is_undefined() const { return kind() == Kind::kUndefined; }
-  bool is_none() const { return kind() == Kind::kNone; }
-  bool is_bool() const { return kind() == Kind::kBool; }
-  bool is_int() const { return kind() == Kind::kInt; }
-  bool is_float() const { return kind() == Kind::kFloat; }
-  // int, float or bool: Python's numbers.Number.
-  bool is_number() const { return is_int() || is_float() || is_bool(); }
-  // int or bool: what Python accepts as an index.
-  bool is_integral() const { return is_int() || is_bool(); }
-  bool is_string() const { return kind() == Kind::kString; }
-  bool is_list() const { return kind() == Kind::kList && flavor() == ListFlavor::kList; }
-  bool is_tuple() const { return kind() == Kind::kList && flavor() == ListFlavor::kTuple; }
-  bool is_generator() const { return kind() == Kind::kList && flavor() == ListFlavor::kGenerator; }
-  bool is_sequence() const { return kind() == Kind::kList; }  // any flavor
-  ListFlavor flavor() const { return std::get<ListPtr>(data_)->flavor; }
-  bool is_dict() const { return kind() == Kind::kDict; }
-  bool is_callable() const { return kind() == Kind::kCallable; }
-  bool is_object() const { return kind() == Kind::kObject; }
-
-  bool as_bool() const { return std::get<bool>(data_); }
-  int64_t as_int() const { return is_bool() ? int64_t{as_bool()} : std::get<int64_t>(data_); }
-  double as_float() const;  // int, bool or float
-  const std::string& as_string() const { return *std::get<StringPtr>(data_); }
-  const StringPtr& string_ptr() const { return std::get<StringPtr>(data_); }
-  const std::vector<Value>& items() const { return std::get<ListPtr>(data_)->items; }
-  const ListPtr& list_ptr() const { return std::get<ListPtr>(data_); }
-  const Dict& as_dict() const { return *std::get<DictPtr>(data_); }
-  const DictPtr& dict_ptr() const { return std::get<DictPtr>(data_); }
-  const Callable& as_callable() const { return *std::get<CallablePtr>(data_); }
-  const CallablePtr& callable_ptr() const { return std::get<CallablePtr>(data_); }
-  Object& as_object() const { return *std::get<ObjectPtr>(data_); }
-  const ObjectPtr& object_ptr() const { return std::get<ObjectPtr>(data_); }
-  // Why this value is undefined ("'x' is undefined"); for Undefined only.
-  std::string undefined_reason() const;
-  bool undefined_is_unsafe() const { return std::get<Undefined>(data_).unsafe; }
-
-  // The same object (Python `is`) for shared kinds; the same value for None/bool.
-  bool same_object(const Value& other) const;
-
- private:
-  explicit Value(None n) : data_(n) {}
-  explicit Value(Undefined u) : data_(std::move(u)) {}
-
-  std::variant<Undefined, None, bool, int64_t, double, StringPtr, ListPtr, DictPtr, CallablePtr, ObjectPtr>
-      data_;
-};
+inline ListFlavor Value::flavor() const { return std::get<ListPtr>(data_)->flavor; }
+inline const std::vector<Value>& Value::items() const { return std::get<ListPtr>(data_)->items; }
 
 }  // namespace sinter::chat::jinja

@@ -1,0 +1,192 @@
+// Microbenchmarks of the CPU kernels, one thread:
+//   quantize/<format>/<isa>        activation rounding of one 4096-value column
+//   gemv/<type>/<isa>/<n_in>x<n_out>   one column (generation); counters: weight bytes/s
+//   gemm/<type>/<isa>/<n_in>x<n_out>/<m> m columns (prompt processing); counters: FLOP/s
+//   reference/<type>/<n_in>x<n_out>    the generic path (reference dot products on file rows)
+// The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
+// bandwidth, not DRAM bandwidth (`sinter bench` measures the model end to end).
+//
+//   SINTER_BENCH_TYPES=q4_0,q8_0 sinter_kernels_bench --benchmark_filter=gemv
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_pack.h"
+#include "core/cpu_features.h"
+#include "tensor/convert.h"
+#include "tensor/vec_dot.h"
+
+namespace sinter::cpu {
+namespace {
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>((s >> 8) % 20001) / 10000.0f - 1.0f;
+  }
+  return v;
+}
+
+struct AlignedBytes {
+  explicit AlignedBytes(size_t n)
+      : data(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64)), std::free) {}
+  std::unique_ptr<uint8_t, decltype(&std::free)> data;
+  uint8_t* get() const { return data.get(); }
+};
+
+struct Problem {
+  DType type;
+  int64_t n_in, n_out, m;
+  std::vector<uint8_t> rows;
+  std::unique_ptr<AlignedBytes> packed_bytes, columns;
+  PackedMatrix packed;
+  ActivationFormat format;
+  ColumnLayout layout;
+  std::vector<float> x, out;
+
+  Problem(DType t, int64_t in, int64_t outs, int64_t cols, const KernelSet& k)
+      : type(t), n_in(in), n_out(outs), m(cols) {
+    rows.resize(row_bytes(t, in) * static_cast<size_t>(outs));
+    const auto w = random_values(static_cast<size_t>(in * outs), 1);
+    (void)quantize_rows(t, w.data(), in, outs, rows.data());
+    packed.type = t;
+    packed.n_in = in;
+    packed.n_out = outs;
+    packed.groups = (outs + kGroupRows - 1) / kGroupRows;
+    packed.group_bytes = packed_group_bytes(t, in);
+    if (packed.group_bytes > 0) {
+      packed_bytes = std::make_unique<AlignedBytes>(packed.group_bytes * static_cast<size_t>(packed.groups));
+      for (int64_t g = 0; g < packed.groups; ++g) {
+        pack_group(t, in, rows.data(), row_bytes(t, in), outs, g,
+                   packed_bytes->get() + g * packed.group_bytes);
+      }
+      packed.data = packed_bytes->get();
+    }
+    format = activation_format(t);
+    layout = column_layout(format, in);
+    x = random_values(static_cast<size_t>(in * cols), 2);
+    columns = std::make_unique<AlignedBytes>(layout.bytes * static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c)
+      k.quantize(x.data() + c * in, format, layout, columns->get() + c * layout.bytes);
+    out.resize(static_cast<size_t>(outs * cols));
+  }
+};
+
+void bench_quantize(benchmark::State& state, DType weight, IsaLevel level) {
+  const KernelSet& k = kernels_for(level);
+  const int64_t n = 4096;
+  const ActivationFormat f = activation_format(weight);
+  const ColumnLayout layout = column_layout(f, n);
+  const auto x = random_values(n, 3);
+  AlignedBytes column(layout.bytes);
+  for (auto _ : state) {
+    k.quantize(x.data(), f, layout, column.get());
+    benchmark::DoNotOptimize(column.get());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void bench_gemm(benchmark::State& state, DType type, IsaLevel level, int64_t n_in, int64_t n_out, int64_t m) {
+  const KernelSet& k = kernels_for(level);
+  Problem p(type, n_in, n_out, m, k);
+  const GemmFn gemm = gemm_kernel(k, type);
+  for (auto _ : state) {
+    gemm(p.packed, 0, p.packed.groups, p.columns->get(), p.layout, m, p.out.data(), n_out);
+    benchmark::DoNotOptimize(p.out.data());
+  }
+  const double bytes = static_cast<double>(row_bytes(type, n_in)) * static_cast<double>(n_out);
+  state.counters["weight_B/s"] =
+      benchmark::Counter(bytes * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["FLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(n_in * n_out * m) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
+void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t n_out) {
+  const DType act = vec_dot_activation_type(type);
+  Problem p(type, n_in, n_out, 1, kernels_for(IsaLevel::kGeneric));
+  std::vector<uint8_t> x(row_bytes(act, n_in));
+  dtype_traits(act).quantize(p.x.data(), x.data(), n_in);
+  const VecDotFn dot = reference_vec_dot(type);
+  for (auto _ : state) {
+    for (int64_t r = 0; r < n_out; ++r)
+      p.out[r] = dot(n_in, p.rows.data() + r * row_bytes(type, n_in), x.data());
+    benchmark::DoNotOptimize(p.out.data());
+  }
+  state.counters["weight_B/s"] = benchmark::Counter(
+      static_cast<double>(row_bytes(type, n_in) * n_out) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
+std::vector<DType> bench_types() {
+  std::vector<DType> types;
+  const char* env = std::getenv("SINTER_BENCH_TYPES");
+  const std::string list =
+      env != nullptr ? env : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,q4_K,q5_K,q6_K";
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = list.find(',', start);
+    const std::string name = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (auto t = dtype_from_name(name)) types.push_back(*t);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return types;
+}
+
+void register_all() {
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level)) continue;
+    const std::string isa = isa_level_name(level);
+    for (DType weight : {DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::F16, DType::BF16}) {
+      const std::string format(dtype_name(activation_format(weight).format));
+      benchmark::RegisterBenchmark(
+          ("quantize/" + format + "/" + isa + "/for_" + std::string(dtype_name(weight))).c_str(),
+          bench_quantize, weight, level);
+    }
+    for (DType type : bench_types()) {
+      if (gemm_kernel(kernels_for(level), type) == nullptr) continue;
+      const std::string name(dtype_name(type));
+      for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}}) {
+        const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
+        benchmark::RegisterBenchmark(("gemv/" + name + "/" + isa + "/" + shape).c_str(), bench_gemm, type,
+                                     level, n_in, n_out, int64_t{1});
+      }
+      for (int64_t m : {8, 64, 512}) {
+        benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/2048x2048/" + std::to_string(m)).c_str(),
+                                     bench_gemm, type, level, int64_t{2048}, int64_t{2048}, m)
+            ->Unit(benchmark::kMillisecond);
+      }
+      // The feed-forward shapes of a 1B llama at a 512-token prompt.
+      for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 8192}, {8192, 2048}}) {
+        const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
+        benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/" + shape + "/512").c_str(), bench_gemm,
+                                     type, level, n_in, n_out, int64_t{512})
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  for (DType type : bench_types()) {
+    if (reference_vec_dot(type) == nullptr) continue;
+    benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
+                                 bench_reference, type, int64_t{2048}, int64_t{256});
+  }
+}
+
+}  // namespace
+}  // namespace sinter::cpu
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  sinter::cpu::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,75 @@
+// Helpers shared by the AVX-512 kernel files. Everything here has internal linkage (anonymous
+// namespace), so code compiled with AVX-512 flags can never be picked by the linker for a caller
+// in a generic file. Include only from files under src/backend/cpu/avx512/.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "backend/cpu/avx512/avx512_kernels.h"
+
+namespace sinter::cpu::avx512 {
+
+namespace {
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+inline __m512i broadcast_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_set1_epi32(v);
+}
+
+// 16 F16 values (one per row lane) widened.
+inline __m512 load_f16x16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+inline __m512i load_u8x16_as_i32(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m512i load_i8x16_as_i32(const uint8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// One activation column in the planar layout.
+struct Column {
+  const int8_t* q;
+  const float* d;
+  const int32_t* sums;  // or, for Q8_1, float s
+  Column(const uint8_t* base, const ColumnLayout& layout)
+      : q(reinterpret_cast<const int8_t*>(base)),
+        d(reinterpret_cast<const float*>(base + layout.scale_offset)),
+        sums(reinterpret_cast<const int32_t*>(base + layout.sum_offset)) {}
+};
+
+// Writes 16 row results (fewer in a group padded past n_out).
+inline void store_rows(float* out, __m512 v, int lanes) {
+  if (lanes == kGroupRows) {
+    _mm512_storeu_ps(out, v);
+  } else {
+    _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << lanes) - 1), v);
+  }
+}
+
+// Runs tile<N>(group, first column, ...) over all columns: N at a time, then the remainder.
+template <int N, class Tile>
+void over_columns(int64_t columns, Tile&& tile) {
+  int64_t c = 0;
+  for (; c + N <= columns; c += N) tile.template operator()<N>(c);
+  const int64_t rest = columns - c;
+  if constexpr (N > 1) {
+    if (rest > 0) {
+      [&]<int... I>(std::integer_sequence<int, I...>) {
+        ((rest == I + 1 ? (tile.template operator()<I + 1>(c), 0) : 0), ...);
+      }
+      (std::make_integer_sequence<int, N - 1>{});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sinter::cpu::avx512

@@ -1,0 +1,118 @@
+// The matmul and get_rows ops on weights repacked by the backend (prepare_weight) against the
+// same ops on the file's rows: the same bits for every type, batch size and thread count
+// (the plain path runs the reference dot products), and the capability matrix says which ran.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/kernels.h"
+#include "graph/planner.h"
+#include "tensor/convert.h"
+
+namespace sinter {
+namespace {
+
+struct Run {
+  std::unique_ptr<Backend> backend;
+  Graph graph;
+  MemoryPlan plan;
+  std::vector<uint8_t> arena;
+};
+
+std::vector<float> values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>((s >> 8) % 20001) / 10000.0f - 1.0f;
+  }
+  return v;
+}
+
+// y = W·x (or get_rows of W by ids when `ids` is not empty) on a fresh backend.
+std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::vector<float>& x, int64_t m,
+                          const std::vector<int32_t>& ids = {}) {
+  Run run;
+  run.backend = std::move(create_backend("cpu", BackendOptions{threads})).value();
+  std::vector<uint8_t> copy(static_cast<const uint8_t*>(weight.data),
+                            static_cast<const uint8_t*>(weight.data) + weight.bytes());
+  weight.data = copy.data();
+  if (prepare) EXPECT_TRUE(run.backend->prepare_weight(&weight));
+  Tensor* out;
+  Tensor* input;
+  if (ids.empty()) {
+    input = run.graph.input("x", DType::F32, {weight.ne[0], m, 1, 1});
+    out = run.graph.mul_mat(&weight, input);
+  } else {
+    input = run.graph.input("ids", DType::I32, {static_cast<int64_t>(ids.size()), 1, 1, 1});
+    out = run.graph.get_rows(&weight, input);
+  }
+  run.graph.mark_output(out);
+  run.graph.finalize();
+  run.plan = plan_memory(run.graph);
+  run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
+  auto* base =
+      run.arena.data() + (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
+  bind_memory(run.graph, run.plan, base);
+  if (ids.empty()) {
+    std::memcpy(input->data, x.data(), input->bytes());
+  } else {
+    std::memcpy(input->data, ids.data(), input->bytes());
+  }
+  EXPECT_TRUE(run.backend->compute(run.graph));
+  std::vector<float> result(static_cast<size_t>(out->elements()));
+  std::memcpy(result.data(), out->data, result.size() * sizeof(float));
+  return result;
+}
+
+constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,
+                            DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL, DType::Q4_K,
+                            DType::Q5_K, DType::Q6_K, DType::Q2_K, DType::Q3_K,   DType::IQ4_XS};
+
+TEST(KernelsMatMul, RepackedAndFileRowsGiveTheSameBits) {
+  auto backend = create_backend("cpu", BackendOptions{1});
+  ASSERT_TRUE(backend);
+  for (DType type : kTypes) {
+    for (int64_t n_out : {40, 260}) {  // 260: enough 16-row groups for threads to share them
+      SCOPED_TRACE(std::string(dtype_name(type)) + " n_out " + std::to_string(n_out));
+      const int64_t n_in = 512;
+      std::vector<uint8_t> blocks(row_bytes(type, n_in) * n_out);
+      ASSERT_TRUE(quantize_rows(type, values(static_cast<size_t>(n_in * n_out), 3).data(), n_in, n_out,
+                                blocks.data()));
+      const Tensor w = make_persistent("w", type, {n_in, n_out, 1, 1}, blocks.data());
+      const bool repacked = (*backend)->path(Op::kMatMul, type) == ExecutionPath::kRepacked;
+      if (n_out == 40)
+        std::printf("%s: %s\n", std::string(dtype_name(type)).c_str(),
+                    execution_path_name((*backend)->path(Op::kMatMul, type)));
+      const auto x = values(static_cast<size_t>(n_in * 9), 4);
+      // Every batch size and thread count against one column at a time on one thread.
+      std::vector<float> one_by_one;
+      for (int64_t c = 0; c < 9; ++c) {
+        const std::vector<float> column(x.begin() + c * n_in, x.begin() + (c + 1) * n_in);
+        const auto y = run_op(w, false, 1, column, 1);
+        one_by_one.insert(one_by_one.end(), y.begin(), y.end());
+      }
+      for (int threads : {1, 2, 3}) {
+        for (int64_t m : {1, 2, 5, 9}) {
+          const std::vector<float> batch(x.begin(), x.begin() + m * n_in);
+          const auto plain = run_op(w, false, threads, batch, m);
+          const auto packed = run_op(w, true, threads, batch, m);
+          ASSERT_EQ(std::memcmp(plain.data(), one_by_one.data(), plain.size() * sizeof(float)), 0)
+              << threads << " threads, m " << m;
+          ASSERT_EQ(std::memcmp(packed.data(), one_by_one.data(), packed.size() * sizeof(float)), 0)
+              << threads << " threads, m " << m << (repacked ? " (repacked)" : "");
+        }
+      }
+      const std::vector<int32_t> ids = {39, 0, 17, 16, 39};
+      EXPECT_EQ(run_op(w, true, 2, {}, 0, ids), run_op(w, false, 2, {}, 0, ids));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sinter
