@@ -47,6 +47,10 @@ int run(const RunArgs& args) {
     std::fprintf(stderr, "sinter run: %d prompt tokens, %zu generated (%s), %d context shifts, seed %llu\n",
                  result->prompt_tokens, result->tokens.size(), stop_reason_name(result->stop_reason),
                  result->context_shifts, static_cast<unsigned long long>(result->seed));
+    const GraphStats& graphs = (*engine)->context().stats();
+    std::fprintf(stderr, "sinter run: %lld forward passes, %lld graphs built, %lld reused, %.1f MiB compute arena\n",
+                 static_cast<long long>(graphs.passes), static_cast<long long>(graphs.builds),
+                 static_cast<long long>(graphs.reuses), static_cast<double>(graphs.arena_bytes) / (1024.0 * 1024.0));
     std::fprintf(stderr, "sinter run: prompt %.1f t/s, generation %.1f t/s\n",
                  result->prompt_tokens / std::max(result->prompt_seconds, 1e-9),
                  static_cast<double>(result->tokens.size()) / std::max(result->generation_seconds, 1e-9));

@@ -191,6 +191,22 @@ Tensor* Graph::view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size
   return t;
 }
 
+Tensor* Graph::permute(Tensor* a, std::array<int, kMaxDims> axes) {
+  std::array<bool, kMaxDims> seen{};
+  for (int axis : axes) {
+    require(axis >= 0 && axis < kMaxDims && !seen[static_cast<size_t>(axis)], "permute axes", a);
+    seen[static_cast<size_t>(axis)] = true;
+  }
+  require(dtype_traits(a->type).block_size == 1, "permute of a block-quantized tensor", a);
+  std::array<int64_t, kMaxDims> ne{};
+  std::array<size_t, kMaxDims> nb{};
+  for (int i = 0; i < kMaxDims; ++i) {
+    ne[static_cast<size_t>(i)] = a->ne[static_cast<size_t>(axes[static_cast<size_t>(i)])];
+    nb[static_cast<size_t>(i)] = a->nb[static_cast<size_t>(axes[static_cast<size_t>(i)])];
+  }
+  return view(a, ne, nb, 0);
+}
+
 void Graph::mark_output(Tensor* t) {
   t->is_output = true;
   outputs_.push_back(t);

@@ -76,6 +76,9 @@ class Graph {
   // Views (no computation).
   Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);
   Tensor* view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset);
+  // Dimension i of the result is dimension axes[i] of `a` (a view; copy() makes it contiguous).
+  Tensor* permute(Tensor* a, std::array<int, kMaxDims> axes);
+  Tensor* transpose(Tensor* a) { return permute(a, {1, 0, 2, 3}); }
 
   // Marks an output and computes the final node order (reachable from the outputs).
   void mark_output(Tensor* t);

@@ -75,6 +75,12 @@ void SequenceState::make_room(KvCache& cache) {
   ++shifts_;
 }
 
+void SequenceState::skip_prompt(int32_t count) {
+  count = std::clamp<int32_t>(count, 0, prompt_token_count() - 1);
+  prompt_cursor_ = count;
+  n_past_ = count;
+}
+
 int32_t SequenceState::schedule(int32_t max_tokens, std::vector<BatchEntry>& batch) {
   wants_logits_ = false;
   if (finished() || max_tokens <= 0) return 0;

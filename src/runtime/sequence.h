@@ -60,6 +60,12 @@ class SequenceState {
   bool wants_logits() const { return wants_logits_; }
   // Samples from the logits of the last scheduled entry; returns the text that can be shown.
   Result<std::string> accept_logits(std::span<const float> logits);
+  // Marks the first `count` prompt tokens as already in the cache (a reused prefix). At least
+  // the last prompt token is always computed, since its logits pick the first token.
+  void skip_prompt(int32_t count);
+  const std::vector<TokenId>& prompt() const { return prompt_; }
+  // Moves the (not yet started) sequence to another sequence id of the cache.
+  void rebind(SequenceId id) { id_ = id; }
   // Stops the sequence (client gone, caller asked).
   void cancel() { if (!finished()) stop_ = StopReason::kCancelled; }
   // Text still held back (incomplete UTF-8 or a possible stop-string start) once finished.

@@ -314,3 +314,26 @@ TEST(CpuBackend, CapabilityMatrixAndUnsupportedTypes) {
 
 }  // namespace
 }  // namespace sinter
+
+namespace sinter {
+namespace {
+
+TEST(CpuOps, PermuteThenCopyTransposes) {
+  testing::GraphRunner runner;
+  Tensor* x = runner.graph().input("x", DType::F32, {3, 4, 2, 1});
+  Tensor* y = runner.graph().copy(runner.graph().permute(x, {1, 0, 2, 3}), DType::F16);
+  runner.prepare(runner.graph().copy(y, DType::F32));
+  std::vector<float> values(24);
+  for (int i = 0; i < 24; ++i) values[static_cast<size_t>(i)] = static_cast<float>(i);
+  testing::GraphRunner::write(x, values);
+  runner.run();
+  const auto out = testing::GraphRunner::read(runner.graph().outputs()[0]);
+  ASSERT_EQ(out.size(), 24u);
+  // out[z][i][j] = x[z][j][i]: shape [4, 3, 2]
+  for (int z = 0; z < 2; ++z)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) EXPECT_EQ(out[static_cast<size_t>(z * 12 + i * 4 + j)], values[static_cast<size_t>(z * 12 + j * 3 + i)]);
+}
+
+}  // namespace
+}  // namespace sinter

@@ -130,8 +130,8 @@ void run_copy(const Tensor& dst, const OpContext& ctx) {
     const uint8_t* in = a.row(i1, i2, i3);
     if (a.nb[0] == dtype_traits(a.type).block_bytes) {
       row_to_f32(a.type, in, staging, n);
-    } else {  // strided elements (a transposed view of F32)
-      for (int64_t i = 0; i < n; ++i) staging[i] = *reinterpret_cast<const float*>(in + i * a.nb[0]);
+    } else {  // strided elements (a permuted view): widen one value at a time
+      for (int64_t i = 0; i < n; ++i) row_to_f32(a.type, in + i * a.nb[0], staging + i, 1);
     }
     out_traits.quantize(staging, dst.row(i1, i2, i3), n);
   }

@@ -1,0 +1,335 @@
+#include "runtime/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/log.h"
+
+namespace sinter {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t nanoseconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+}
+
+int32_t common_prefix(const std::vector<TokenId>& a, const std::vector<TokenId>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return static_cast<int32_t>(i);
+}
+
+constexpr int32_t kMaxDefaultContext = 4096;
+
+}  // namespace
+
+struct Scheduler::Pending {
+  SequenceState state;
+  std::shared_ptr<RequestStream> stream;
+  Clock::time_point submitted;
+};
+
+struct Scheduler::Slot {
+  SequenceId id = 0;
+  std::vector<TokenId> cached;  // tokens in the cache for this sequence, position i = cached[i]
+  std::optional<SequenceState> state;
+  std::shared_ptr<RequestStream> stream;
+  Clock::time_point submitted, admitted, first_token, last_token;
+  int32_t reused = 0;
+  bool active() const { return state.has_value(); }
+};
+
+Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const LoadedModel> model,
+                                                     std::shared_ptr<const Tokenizer> tokenizer,
+                                                     const SchedulerOptions& options) {
+  if (options.parallel < 1 || options.parallel > kMaxSequences) {
+    return make_error(ErrorCode::kInvalidArgument, "parallel must be between 1 and ", kMaxSequences, ", got ",
+                      options.parallel);
+  }
+  if (options.n_batch < 1 || options.prefill_chunk < 1) {
+    return make_error(ErrorCode::kInvalidArgument, "batch size and prefill chunk must be positive");
+  }
+  auto scheduler = std::unique_ptr<Scheduler>(new Scheduler());
+  scheduler->options_ = options;
+  const int32_t per_sequence_default = std::min(model->model().shape().n_ctx_train, kMaxDefaultContext);
+  const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : per_sequence_default * options.parallel;
+  scheduler->n_ctx_per_sequence_ = n_ctx / options.parallel;
+  if (scheduler->n_ctx_per_sequence_ < 2) {
+    return make_error(ErrorCode::kInvalidArgument, "a context of ", n_ctx, " cells is too small for ", options.parallel,
+                      " parallel sequences");
+  }
+  ContextOptions context_options;
+  context_options.n_ctx = n_ctx;
+  context_options.n_batch = options.n_batch;
+  context_options.kv_type = options.kv_type;
+  SINTER_ASSIGN(scheduler->context_, Context::create(model, context_options));
+  scheduler->model_ = std::move(model);
+  scheduler->tokenizer_ = std::move(tokenizer);
+  for (int32_t i = 0; i < options.parallel; ++i) {
+    scheduler->slots_.push_back(std::make_unique<Slot>());
+    scheduler->slots_.back()->id = i;
+  }
+  scheduler->metrics_.cache_cells_total = n_ctx;
+  scheduler->thread_ = std::thread([s = scheduler.get()] { s->loop(); });
+  return scheduler;
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::shared_ptr<RequestStream>> Scheduler::submit(SchedulerRequest request) {
+  SINTER_ASSIGN(SequenceState state, SequenceState::create(0, std::move(request.prompt), request.prompt_has_bos,
+                                                           request.options, *tokenizer_, n_ctx_per_sequence_));
+  auto pending = std::make_unique<Pending>(Pending{std::move(state), std::make_shared<RequestStream>(), Clock::now()});
+  auto stream = pending->stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (queue_.size() >= options_.max_queue) {
+      return make_error(ErrorCode::kBusy, "the server is busy: ", queue_.size(), " requests are waiting");
+    }
+    queue_.push_back(std::move(pending));
+    metrics_.queued = static_cast<int32_t>(queue_.size());
+  }
+  wake_.notify_all();
+  return stream;
+}
+
+SchedulerMetrics Scheduler::take_metrics() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SchedulerMetrics snapshot = metrics_;
+  metrics_.time_to_first_token_seconds.clear();
+  metrics_.inter_token_seconds.clear();
+  return snapshot;
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto idle = [&] {
+        return std::none_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active(); });
+      };
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !idle(); });
+      if (stopping_) break;
+    }
+    admit();
+    step();
+  }
+  // Shutting down: tell every waiting and running request.
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& pending : queue_) {
+    pending->stream->push({RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+  }
+  for (auto& slot : slots_) {
+    if (slot->active()) {
+      slot->stream->push({RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+    }
+  }
+}
+
+// Moves queued requests into free slots, reusing the longest cached prompt prefix.
+void Scheduler::admit() {
+  KvCache& cache = context_->cache();
+  for (;;) {
+    std::unique_ptr<Pending> pending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (queue_.empty()) return;
+      if (std::none_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->active(); })) return;
+      pending = std::move(queue_.front());
+      queue_.pop_front();
+      metrics_.queued = static_cast<int32_t>(queue_.size());
+    }
+    if (pending->stream->cancelled()) {  // gone before it started: report it and move on
+      RequestEvent done;
+      done.kind = RequestEvent::Kind::kDone;
+      done.stats.stop_reason = StopReason::kCancelled;
+      done.stats.prompt_tokens = pending->state.prompt_token_count();
+      done.stats.total_ns = nanoseconds(pending->submitted, Clock::now());
+      pending->stream->push(std::move(done));
+      continue;
+    }
+    const auto& prompt = pending->state.prompt();
+    Slot* target = nullptr;
+    int32_t target_prefix = -1;
+    for (auto& slot : slots_) {
+      if (slot->active()) continue;
+      const int32_t prefix = common_prefix(slot->cached, prompt);
+      if (prefix > target_prefix) {
+        target = slot.get();
+        target_prefix = prefix;
+      }
+    }
+    Slot* donor = nullptr;
+    int32_t donor_prefix = target_prefix;
+    for (auto& slot : slots_) {
+      if (!slot->active()) continue;
+      const int32_t prefix = common_prefix(slot->cached, prompt);
+      if (prefix > donor_prefix) {
+        donor = slot.get();
+        donor_prefix = prefix;
+      }
+    }
+    // At least the last prompt token is computed: its logits choose the first new token.
+    const int32_t limit = static_cast<int32_t>(prompt.size()) - 1;
+    int32_t reused = 0;
+    if (donor != nullptr) {
+      reused = std::min(donor_prefix, limit);
+      cache.remove(target->id, 0, -1);
+      cache.copy(donor->id, target->id, 0, reused);
+    } else {
+      reused = std::min(target_prefix, limit);
+      cache.remove(target->id, reused, -1);
+    }
+    target->cached.assign(prompt.begin(), prompt.begin() + reused);
+    SequenceState state = std::move(pending->state);
+    state.rebind(target->id);
+    state.skip_prompt(reused);
+    target->state.emplace(std::move(state));
+    target->stream = std::move(pending->stream);
+    target->submitted = pending->submitted;
+    target->admitted = Clock::now();
+    target->reused = reused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (reused > 0) ++metrics_.prefix_cache_hits;
+    metrics_.prompt_tokens_reused += reused;
+    ++metrics_.active;
+  }
+}
+
+void Scheduler::finish(Slot& slot, std::optional<Error> error) {
+  SequenceState& state = *slot.state;
+  const auto now = Clock::now();
+  if (!error && !state.finished()) state.cancel();
+  const std::string tail = error ? std::string() : state.finish_text();
+  if (!tail.empty()) slot.stream->push({RequestEvent::Kind::kText, tail, {}, {}, ErrorCode::kInternal});
+  if (error) {
+    slot.stream->push({RequestEvent::Kind::kError, error->message(), {}, {}, error->code()});
+  } else {
+    RequestEvent done;
+    done.kind = RequestEvent::Kind::kDone;
+    RequestStats& stats = done.stats;
+    stats.prompt_tokens = state.prompt_token_count();
+    stats.prompt_tokens_reused = slot.reused;
+    stats.generated_tokens = static_cast<int32_t>(state.generated().size());
+    stats.queue_ns = nanoseconds(slot.submitted, slot.admitted);
+    const auto first = stats.generated_tokens > 0 ? slot.first_token : now;
+    stats.prompt_ns = nanoseconds(slot.admitted, first);
+    stats.generation_ns = stats.generated_tokens > 0 ? nanoseconds(slot.first_token, slot.last_token) : 0;
+    stats.total_ns = nanoseconds(slot.submitted, now);
+    stats.stop_reason = state.stop_reason();
+    stats.context_shifts = state.context_shifts();
+    stats.seed = state.seed();
+    done.tokens = state.generated();
+    slot.stream->push(std::move(done));
+  }
+  // A shifted sequence's cells no longer follow its token list: do not offer them for reuse.
+  if (error || state.context_shifts() > 0) {
+    context_->cache().remove(slot.id, 0, -1);
+    slot.cached.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++metrics_.requests_finished;
+    metrics_.prompt_tokens += state.prompt_token_count();
+    metrics_.generated_tokens += static_cast<int64_t>(state.generated().size());
+    --metrics_.active;
+  }
+  slot.state.reset();
+  slot.stream.reset();
+}
+
+// One forward pass over every active sequence. Returns false when there was nothing to do.
+bool Scheduler::step() {
+  KvCache& cache = context_->cache();
+  for (auto& slot : slots_) {
+    if (slot->active() && slot->stream->cancelled()) finish(*slot, std::nullopt);
+  }
+  std::vector<BatchEntry> batch;
+  std::vector<std::pair<Slot*, size_t>> scheduled;  // slot, entries it added
+  const auto add = [&](Slot& slot, int32_t max_tokens) {
+    SequenceState& state = *slot.state;
+    const int32_t shifts = state.context_shifts();
+    state.make_room(cache);
+    if (state.context_shifts() != shifts) slot.cached.clear();
+    if (state.finished()) {
+      finish(slot, std::nullopt);
+      return 0;
+    }
+    const size_t before = batch.size();
+    const int32_t n = state.schedule(max_tokens, batch);
+    if (n > 0) scheduled.emplace_back(&slot, before);
+    return n;
+  };
+  // Generation steps first (one token each), then prompt chunks in the room that is left.
+  for (auto& slot : slots_) {
+    if (slot->active() && slot->state->prompt_tokens_done() == slot->state->prompt_token_count()) add(*slot, 1);
+  }
+  int32_t budget = options_.n_batch - static_cast<int32_t>(batch.size());
+  for (auto& slot : slots_) {
+    if (budget <= 0) break;
+    if (slot->active() && slot->state->prompt_tokens_done() < slot->state->prompt_token_count()) {
+      budget -= add(*slot, std::min(budget, options_.prefill_chunk));
+    }
+  }
+  if (batch.empty()) return false;
+
+  if (auto status = context_->decode(batch); !status) {
+    log_warn("scheduler", "forward pass failed: ", status.error().message());
+    for (auto& [slot, first] : scheduled) {
+      if (slot->active()) finish(*slot, status.error());
+      context_->cache().remove(slot->id, 0, -1);
+      slot->cached.clear();
+    }
+    return true;
+  }
+  // Entries with logits come out in batch order.
+  int32_t output = 0;
+  const auto now = Clock::now();
+  std::vector<double> ttft, inter_token;
+  for (size_t e = 0, s = 0; e < batch.size(); ++e) {
+    while (s + 1 < scheduled.size() && scheduled[s + 1].second <= e) ++s;
+    Slot& slot = *scheduled[s].first;
+    if (batch[e].position == static_cast<Position>(slot.cached.size())) {
+      slot.cached.push_back(batch[e].token);
+    }
+    if (!batch[e].want_logits) continue;
+    const int32_t index = output++;
+    SequenceState& state = *slot.state;
+    auto text = state.accept_logits(context_->logits(index));
+    if (!text) {
+      finish(slot, text.error());
+      continue;
+    }
+    const size_t generated = state.generated().size();
+    if (generated == 1) {
+      slot.first_token = now;
+      ttft.push_back(std::chrono::duration<double>(now - slot.submitted).count());
+    } else if (generated > 1) {
+      inter_token.push_back(std::chrono::duration<double>(now - slot.last_token).count());
+    }
+    slot.last_token = now;
+    if (!text->empty()) {
+      RequestEvent event{RequestEvent::Kind::kText, std::move(*text), {}, {}, ErrorCode::kInternal};
+      if (!state.generated().empty()) event.tokens = {state.generated().back()};
+      slot.stream->push(std::move(event));
+    }
+    if (state.finished()) finish(slot, std::nullopt);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++metrics_.forward_passes;
+  metrics_.cache_cells_used = cache.used_cells();
+  metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), ttft.begin(), ttft.end());
+  metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), inter_token.begin(), inter_token.end());
+  return true;
+}
+
+}  // namespace sinter

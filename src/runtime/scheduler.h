@@ -1,0 +1,101 @@
+// Continuous batching: up to `parallel` sequences share each forward pass. New requests join a
+// running batch at the next pass; long prompts are prefilled in chunks interleaved with the
+// other sequences' generation steps (which go first, so generation never stalls behind a
+// prompt); each sequence keeps its own sampler, seed, stop strings and limits; a cancelled
+// request frees its sequence at once; a bounded queue refuses work beyond it (kBusy).
+//
+// A request's tokens do not depend on what else runs with it: the forward pass is batch
+// invariant and each sequence samples from its own logits with its own generator.
+//
+// Prompt prefixes already in the cache are reused: a new request takes the idle slot whose
+// cached tokens share the longest prefix with its prompt, or shares (KV copy) the cells of an
+// active sequence with a longer common prefix, and only the rest of the prompt is computed.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/context.h"
+#include "runtime/request_stream.h"
+#include "runtime/sequence.h"
+#include "tokenizer/tokenizer.h"
+
+namespace sinter {
+
+struct SchedulerOptions {
+  int32_t parallel = 4;          // sequences served at once (1..64)
+  int32_t n_ctx = 0;             // total cache cells (0: parallel x the model's context, capped)
+  int32_t n_batch = 512;         // most tokens in one forward pass
+  int32_t prefill_chunk = 256;   // most prompt tokens one sequence adds to a pass
+  size_t max_queue = 64;         // waiting requests beyond the running ones
+  DType kv_type = DType::F16;
+};
+
+struct SchedulerRequest {
+  std::vector<TokenId> prompt;
+  bool prompt_has_bos = true;
+  GenerationOptions options;
+};
+
+// Counters for /metrics (monotonic unless noted).
+struct SchedulerMetrics {
+  int64_t requests_finished = 0;
+  int64_t prompt_tokens = 0;
+  int64_t prompt_tokens_reused = 0;
+  int64_t generated_tokens = 0;
+  int64_t prefix_cache_hits = 0;
+  int64_t forward_passes = 0;
+  int32_t active = 0;       // current
+  int32_t queued = 0;       // current
+  int32_t cache_cells_used = 0;   // current
+  int32_t cache_cells_total = 0;
+  std::vector<double> time_to_first_token_seconds;  // since the last read
+  std::vector<double> inter_token_seconds;          // since the last read
+};
+
+class Scheduler {
+ public:
+  static Result<std::unique_ptr<Scheduler>> create(std::shared_ptr<const LoadedModel> model,
+                                                   std::shared_ptr<const Tokenizer> tokenizer,
+                                                   const SchedulerOptions& options);
+  ~Scheduler();
+
+  // Queues a request; its events arrive on the returned stream. kBusy when the queue is full,
+  // kInvalidArgument / kContextFull for requests that can never run.
+  Result<std::shared_ptr<RequestStream>> submit(SchedulerRequest request);
+
+  // A snapshot; the latency samples are handed over (and cleared) by each call.
+  SchedulerMetrics take_metrics();
+  int32_t context_per_sequence() const { return n_ctx_per_sequence_; }
+  int32_t parallel() const { return options_.parallel; }
+
+ private:
+  struct Pending;
+  struct Slot;
+  Scheduler() = default;
+  void loop();
+  void admit();
+  bool step();
+  void finish(Slot& slot, std::optional<Error> error);
+
+  std::shared_ptr<const LoadedModel> model_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  SchedulerOptions options_;
+  int32_t n_ctx_per_sequence_ = 0;
+  std::unique_ptr<Context> context_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+
+  std::mutex mutex_;  // guards queue_, stopping_, metrics_
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Pending>> queue_;
+  bool stopping_ = false;
+  SchedulerMetrics metrics_;
+  std::thread thread_;
+};
+
+}  // namespace sinter

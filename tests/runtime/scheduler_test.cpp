@@ -1,0 +1,153 @@
+// Continuous batching: requests running together produce exactly what they produce alone.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "runtime/scheduler.h"
+#include "support/test_paths.h"
+
+namespace sinter {
+namespace {
+
+struct Fixture {
+  std::shared_ptr<LoadedModel> model;
+  std::shared_ptr<Tokenizer> tokenizer;
+};
+
+Fixture& stories() {
+  static Fixture fixture = [] {
+    Fixture f;
+    auto model = LoadedModel::load(testing::stories_model(), LoadOptions{"cpu", 2});
+    EXPECT_TRUE(model);
+    f.model = std::move(model).value();
+    auto tokenizer = Tokenizer::from_metadata(f.model->file().metadata());
+    EXPECT_TRUE(tokenizer);
+    f.tokenizer = std::shared_ptr<Tokenizer>(std::move(tokenizer).value());
+    return f;
+  }();
+  return fixture;
+}
+
+std::unique_ptr<Scheduler> make(int32_t parallel, int32_t prefill_chunk = 256, size_t max_queue = 64) {
+  SchedulerOptions options;
+  options.parallel = parallel;
+  options.n_ctx = 512 * parallel;
+  options.prefill_chunk = prefill_chunk;
+  options.max_queue = max_queue;
+  auto scheduler = Scheduler::create(stories().model, stories().tokenizer, options);
+  EXPECT_TRUE(scheduler) << scheduler.error().message();
+  return std::move(scheduler).value();
+}
+
+SchedulerRequest request(const std::string& text, uint64_t seed, int32_t n = 24, float temperature = 0.9f) {
+  SchedulerRequest r;
+  r.prompt = *stories().tokenizer->encode(text);
+  r.options.max_tokens = n;
+  r.options.sampling.temperature = temperature;
+  r.options.sampling.seed = seed;
+  return r;
+}
+
+struct Outcome {
+  std::string text;
+  std::vector<TokenId> tokens;
+  RequestStats stats;
+  bool error = false;
+};
+
+Outcome collect(const std::shared_ptr<RequestStream>& stream) {
+  Outcome outcome;
+  for (const auto& event : stream->drain()) {
+    if (event.kind == RequestEvent::Kind::kText) outcome.text += event.text;
+    if (event.kind == RequestEvent::Kind::kDone) {
+      outcome.tokens = event.tokens;
+      outcome.stats = event.stats;
+    }
+    if (event.kind == RequestEvent::Kind::kError) outcome.error = true;
+  }
+  return outcome;
+}
+
+const char* kPrompts[] = {"Once upon a time", "Lily and Tom went to the park", "The cat", "One day, a big dog",
+                          "Once upon a time, there was a king", "Ben liked to play", "The sun was hot", "Sara had a doll"};
+
+TEST(Scheduler, ConcurrentRequestsMatchTheSameRequestsAlone) {
+  std::vector<Outcome> alone;
+  {
+    auto scheduler = make(1);
+    for (int i = 0; i < 8; ++i) alone.push_back(collect(*scheduler->submit(request(kPrompts[i], 100 + i))));
+  }
+  for (int chunk : {256, 3}) {
+    auto scheduler = make(4, chunk);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int i = 0; i < 8; ++i) streams.push_back(*scheduler->submit(request(kPrompts[i], 100 + i)));
+    for (int i = 0; i < 8; ++i) {
+      const Outcome together = collect(streams[static_cast<size_t>(i)]);
+      EXPECT_EQ(together.tokens, alone[static_cast<size_t>(i)].tokens) << kPrompts[i] << " chunk " << chunk;
+      EXPECT_EQ(together.text, alone[static_cast<size_t>(i)].text);
+      EXPECT_FALSE(together.tokens.empty());
+    }
+  }
+}
+
+TEST(Scheduler, ReusesACachedPromptPrefix) {
+  auto scheduler = make(2);
+  const std::string system = "Once upon a time, there was a little girl named Lily. She liked to";
+  const Outcome first = collect(*scheduler->submit(request(system + " play", 1, 8, 0.0f)));
+  const Outcome second = collect(*scheduler->submit(request(system + " sing", 1, 8, 0.0f)));
+  EXPECT_GT(second.stats.prompt_tokens_reused, 10);
+  EXPECT_EQ(first.stats.prompt_tokens_reused, 0);
+  // Same result as without the cache.
+  auto fresh = make(1);
+  EXPECT_EQ(collect(*fresh->submit(request(system + " sing", 1, 8, 0.0f))).tokens, second.tokens);
+  EXPECT_GT(scheduler->take_metrics().prefix_cache_hits, 0);
+}
+
+TEST(Scheduler, BoundedQueueRefusesWithBusy) {
+  auto scheduler = make(1, 256, /*max_queue=*/2);
+  std::vector<std::shared_ptr<RequestStream>> accepted;
+  bool refused = false;
+  for (int i = 0; i < 10 && !refused; ++i) {
+    auto stream = scheduler->submit(request("Once upon a time", static_cast<uint64_t>(i), 200));
+    if (stream) {
+      accepted.push_back(*stream);
+    } else {
+      EXPECT_EQ(stream.error().code(), ErrorCode::kBusy);
+      refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+  for (auto& s : accepted) s->cancel();
+  for (auto& s : accepted) collect(s);
+}
+
+TEST(Scheduler, CancelledRequestFreesItsSlot) {
+  auto scheduler = make(1);
+  auto stream = *scheduler->submit(request("Once upon a time", 5, 500, 0.9f));
+  auto first = stream->pop(std::chrono::milliseconds(10000));
+  ASSERT_TRUE(first);
+  stream->cancel();
+  const Outcome rest = collect(stream);
+  EXPECT_EQ(rest.stats.stop_reason, StopReason::kCancelled);
+  // The only slot is free again: a new request completes.
+  const Outcome next = collect(*scheduler->submit(request("The cat", 6, 4)));
+  EXPECT_EQ(next.tokens.size(), 4u);
+  EXPECT_EQ(scheduler->take_metrics().active, 0);
+}
+
+TEST(Scheduler, InvalidRequestsAreRefusedAtSubmit) {
+  auto scheduler = make(1);
+  SchedulerRequest empty;
+  EXPECT_FALSE(scheduler->submit(empty));
+  auto bad = request("Hello", 1);
+  bad.options.sampling.top_p = 2.0f;
+  EXPECT_FALSE(scheduler->submit(bad));
+  auto long_prompt = request("Hello", 1);
+  long_prompt.prompt.assign(600, 300);
+  auto refused = scheduler->submit(long_prompt);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kContextFull);
+}
+
+}  // namespace
+}  // namespace sinter
