@@ -4,6 +4,8 @@
 // src/model/quantize/tensor_rules.cpp is reached: layer counts where the "more bits" layers,
 // first eighth and first sixteenth differ, GQA 1/2/8, the 70B and 65B classes, 8 experts,
 // Falcon (fused QKV), tied embeddings, and rows that fit no K-quant or not even 32-value blocks.
+// (The model `sinter synth` writes for the conformance test is checked the same way, tensor by
+// tensor against llama.cpp's file, in quantize_conformance_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +18,6 @@
 #include "gguf/gguf_writer.h"
 #include "llama_cpp_quantizer.h"
 #include "model/quantize/quantize_plan.h"
-#include "support/process.h"
 #include "support/test_paths.h"
 
 namespace sinter {
@@ -134,14 +135,6 @@ ModelSketch falcon_sketch(uint32_t n_layer, uint32_t n_embd, uint32_t n_ff) {
   return sketch;
 }
 
-std::string synth_model(const std::string& dir, const std::string& name, const std::string& dims) {
-  const std::string path = dir + "/" + name + ".gguf";
-  const auto result = testing::run_command(testing::shell_quote(testing::sinter_binary()) + " synth llama " +
-                                           testing::shell_quote(path) + " --dims tiny --n-vocab 300 " + dims);
-  EXPECT_EQ(result.exit_status, 0) << result.err;
-  return path;
-}
-
 // Compares sinter's plan with llama.cpp's file for every mixture; returns the mismatches.
 int compare_all_mixtures(const std::string& model_path, const std::string& dir, bool pure = false) {
   auto model = GgufFile::open(model_path);
@@ -184,14 +177,6 @@ class QuantizeMixtureRules : public ::testing::Test {
     if (!LlamaCppQuantizer::instance().available()) GTEST_SKIP() << LlamaCppQuantizer::instance().problem();
   }
 };
-
-// The model the conformance test runs, as `sinter synth` writes it (all its real tensors).
-TEST_F(QuantizeMixtureRules, SynthesizedConformanceModel) {
-  const std::string dir = testing::scratch_dir();
-  const std::string path =
-      synth_model(dir, "gqa2", "--n-embd 256 --n-head 8 --n-head-kv 4 --n-layer 2 --n-ff 768");
-  EXPECT_EQ(compare_all_mixtures(path, dir), 0);
-}
 
 TEST_F(QuantizeMixtureRules, DenseModelsOfManyShapes) {
   const std::string dir = testing::scratch_dir();
