@@ -52,7 +52,10 @@ std::string join_ids(const std::vector<int>& ids) {
 namespace {
 
 nlohmann::json run_oracle(const std::string& arguments) {
-  const std::string command = shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
+  // One thread: llama.cpp's spinning thread pool slows down by 40x when the machine is busy
+  // (ctest runs tests in parallel), and its numerics do not depend on the thread count except in
+  // the split-KV decode path, which one thread avoids.
+  const std::string command = "ORACLE_THREADS=1 " + shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
   const CommandResult result = run_command(command);
   if (result.exit_status != 0) {
     ADD_FAILURE() << "oracle failed (" << result.exit_status << "): " << command << "\n" << result.err;
