@@ -1,6 +1,8 @@
 #include "model/quantize/tensor_rules.h"
 
 #include <initializer_list>
+#include <string_view>
+#include <utility>
 
 namespace sinter {
 namespace {
@@ -39,7 +41,7 @@ enum Condition : uint32_t {
   kFirstTwo = 1u << 8,                // index < 2
   kFirstFour = 1u << 9,               // index < 4
   kRowNotInDefaultBlocks = 1u << 10,  // row length not a multiple of the default type's block
-  kSize70B = 1u << 11,
+  kSize70B = 1u << 11,                // llama.cpp's 70B size class (ModelFacts::is_70b)
 };
 
 // llama.cpp's use_more_bits: layers that matter most get more bits.
