@@ -1,9 +1,12 @@
 // `sinter synth ARCH OUT.gguf`: a random-weight model of any registered architecture.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "cli/progress.h"
 #include "model/synth.h"
+#include "tokenizer/hf_import.h"
 
 namespace sinter::cli {
 namespace {
@@ -12,12 +15,40 @@ struct SynthArgs {
   SynthOptions options;
   std::string output;
   std::string type = "f32";
+  std::string tokenizer_json;
+  std::string tokenizer_config;
 };
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::kNotFound, "cannot read ", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 int run(SynthArgs& args) {
   const auto type = dtype_from_name(args.type);
   if (!type) return fail("unknown tensor type '" + args.type + "'");
   args.options.type = *type;
+  if (!args.tokenizer_json.empty()) {
+    auto json = read_text(args.tokenizer_json);
+    if (!json) return fail(json.error().message());
+    std::string config;
+    if (!args.tokenizer_config.empty()) {
+      auto text = read_text(args.tokenizer_config);
+      if (!text) return fail(text.error().message());
+      config = std::move(text).value();
+    }
+    auto imported = import_hf_tokenizer(*json, config);
+    if (!imported) return fail(args.tokenizer_json + ": " + imported.error().message());
+    for (const auto& note : imported->notes) std::fprintf(stderr, "sinter synth: %s\n", note.c_str());
+    if (args.options.dims.n_vocab == 0) {
+      auto tokens = imported->metadata.get<std::vector<std::string>>("tokenizer.ggml.tokens");
+      if (tokens) args.options.dims.n_vocab = static_cast<int32_t>(tokens->size());
+    }
+    args.options.tokenizer_metadata = std::move(imported->metadata);
+  }
   ProgressBar bar("synth");
   if (auto status = synthesize(args.options, args.output, [&](size_t done, size_t total) { bar.update(done, total); }); !status) {
     return fail(status.error().message());
@@ -42,6 +73,8 @@ CommandRun setup(CLI::App* app) {
   app->add_option("--type", args->type, "type of the matrices (f32, f16, bf16, q8_0, q4_0, q4_K, ...)");
   app->add_option("--seed", o.seed, "seed: the same seed gives the same file");
   app->add_option("--vocab", o.vocab_file, "copy the tokenizer of this GGUF file");
+  app->add_option("--tokenizer", args->tokenizer_json, "build the model around this Hugging Face tokenizer.json");
+  app->add_option("--tokenizer-config", args->tokenizer_config, "its tokenizer_config.json (special tokens, chat template)");
   return [args] { return run(*args); };
 }
 

@@ -76,17 +76,16 @@ void write_synthetic_vocab(Metadata& md, int32_t n_vocab) {
   md.set("tokenizer.ggml.unknown_token_id", GgufValue::of_u32(0));
 }
 
-// Copies every tokenizer.* key of another model; pads the vocabulary with unused tokens when
-// the model's n_vocab is larger.
-Status copy_vocab(const std::string& path, Metadata& md, int32_t n_vocab) {
-  SINTER_ASSIGN(GgufFile vocab, GgufFile::open(path));
-  for (const auto& [key, value] : vocab.metadata().entries()) {
+// Copies every tokenizer.* key of `source`; pads the vocabulary with unused tokens when the
+// model's n_vocab is larger.
+Status copy_vocab(const Metadata& source, const std::string& origin, Metadata& md, int32_t n_vocab) {
+  for (const auto& [key, value] : source.entries()) {
     if (key.rfind("tokenizer.", 0) == 0) md.set(key, value);
   }
   SINTER_ASSIGN(auto tokens, md.get<std::vector<std::string>>("tokenizer.ggml.tokens"));
   if (static_cast<int32_t>(tokens.size()) > n_vocab) {
-    return make_error(ErrorCode::kInvalidArgument, "the vocabulary of ", path, " has ", tokens.size(),
-                      " tokens, more than n_vocab ", n_vocab);
+    return make_error(ErrorCode::kInvalidArgument, "the vocabulary of ", origin, " has ", tokens.size(),
+                      " tokens, more than n_vocab ", n_vocab, " (give --n-vocab ", tokens.size(), " or more)");
   }
   if (static_cast<int32_t>(tokens.size()) == n_vocab) return ok_status();
   SINTER_ASSIGN(auto types, md.get<std::vector<int32_t>>("tokenizer.ggml.token_type"));
@@ -137,7 +136,7 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
   for (int32_t v : {d.n_embd, d.n_layer, d.n_head, d.n_head_kv, d.n_ff, d.n_vocab, d.n_ctx}) {
     if (v <= 0) return make_error(ErrorCode::kInvalidArgument, "synthetic model dimensions must be positive");
   }
-  if (d.n_vocab < 259 && options.vocab_file.empty()) {
+  if (d.n_vocab < 259 && options.vocab_file.empty() && !options.tokenizer_metadata) {
     return make_error(ErrorCode::kInvalidArgument, "n_vocab must be at least 259 (3 special + 256 byte tokens)");
   }
   return d;
@@ -156,10 +155,13 @@ Status synthesize(const SynthOptions& options, const std::string& path,
   md.set("general.name", GgufValue::of_string(concat("synthetic ", options.architecture, " ", options.preset)));
   SINTER_TRY(arch->write_synth_hparams(dims, md));
   md.set("general.file_type", GgufValue::of_u32(static_cast<uint32_t>(options.type)));
-  if (options.vocab_file.empty()) {
-    write_synthetic_vocab(md, dims.n_vocab);
+  if (options.tokenizer_metadata) {
+    SINTER_TRY(copy_vocab(*options.tokenizer_metadata, "the tokenizer", md, dims.n_vocab));
+  } else if (!options.vocab_file.empty()) {
+    SINTER_ASSIGN(GgufFile vocab, GgufFile::open(options.vocab_file));
+    SINTER_TRY(copy_vocab(vocab.metadata(), options.vocab_file, md, dims.n_vocab));
   } else {
-    SINTER_TRY(copy_vocab(options.vocab_file, md, dims.n_vocab));
+    write_synthetic_vocab(md, dims.n_vocab);
   }
 
   WeightBinder schema;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "gguf/metadata.h"
 #include "model/registry.h"
 #include "tensor/dtype.h"
 
@@ -19,6 +20,8 @@ struct SynthOptions {
   DType type = DType::F32;        // matrices; vectors stay F32
   uint64_t seed = 0;
   std::string vocab_file;         // copy the tokenizer of this GGUF (padded to n_vocab if needed)
+  // Or use these tokenizer.* keys (e.g. imported from a Hugging Face tokenizer.json).
+  std::optional<Metadata> tokenizer_metadata;
   int threads = 0;
 };
 

