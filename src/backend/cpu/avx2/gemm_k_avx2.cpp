@@ -36,6 +36,7 @@ void tile_scale_min(const uint8_t* group, int half, int64_t super_blocks, const 
   for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
+    if (half == 0) prefetch_lines(rec + kRecord, kRecord);  // the next super-block
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
     for (int g = 0; g < 8; ++g) {
@@ -107,6 +108,7 @@ void tile_q6_k(const uint8_t* group, int half, int64_t super_blocks, const uint8
   for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
+    if (half == 0) prefetch_lines(rec + kQ6KRecord, kQ6KRecord);  // the next super-block
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
     for (int g = 0; g < 16; ++g) {

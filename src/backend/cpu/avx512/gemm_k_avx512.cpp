@@ -37,6 +37,7 @@ void tile_scale_min(const uint8_t* group, int64_t super_blocks, const uint8_t* c
   for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
+    prefetch_lines(rec + kRecord, kRecord);  // the next super-block
     __m512i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm512_setzero_si512();
     for (int g = 0; g < 8; ++g) {
@@ -99,6 +100,7 @@ void tile_q6_k(const uint8_t* group, int64_t super_blocks, const uint8_t* column
   for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
+    prefetch_lines(rec + kQ6KRecord, kQ6KRecord);  // the next super-block
     __m512i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm512_setzero_si512();
     for (int g = 0; g < 16; ++g) {
