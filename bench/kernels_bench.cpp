@@ -9,6 +9,7 @@
 //   SINTER_BENCH_TYPES=q4_0,q8_0 sinter_kernels_bench --benchmark_filter=gemv
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -109,6 +110,29 @@ void bench_gemm(benchmark::State& state, DType type, IsaLevel level, int64_t n_i
       benchmark::Counter::kIsRate);
 }
 
+// gemv over copies of one matrix that together exceed the last-level cache: each iteration reads
+// the next copy from memory, as generation reads a model's weights.
+void bench_gemv_cold(benchmark::State& state, DType type, IsaLevel level) {
+  const KernelSet& k = kernels_for(level);
+  Problem p(type, 2048, 8192, 1, k);
+  const size_t bytes = p.packed.group_bytes * static_cast<size_t>(p.packed.groups);
+  const size_t copies = std::max<size_t>(2, (size_t{768} << 20) / bytes);
+  AlignedBytes all(bytes * copies);
+  for (size_t i = 0; i < copies; ++i) std::memcpy(all.get() + i * bytes, p.packed.data, bytes);
+  const GemmFn gemm = gemm_kernel(k, type);
+  size_t next = 0;
+  for (auto _ : state) {
+    PackedMatrix m = p.packed;
+    m.data = all.get() + next * bytes;
+    next = (next + 1) % copies;
+    gemm(m, 0, m.groups, p.columns->get(), p.layout, 1, p.out.data(), p.n_out);
+    benchmark::DoNotOptimize(p.out.data());
+  }
+  state.counters["weight_B/s"] = benchmark::Counter(
+      static_cast<double>(row_bytes(type, 2048)) * 8192.0 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
 void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t n_out) {
   const DType act = vec_dot_activation_type(type);
   Problem p(type, n_in, n_out, 1, kernels_for(IsaLevel::kGeneric));
@@ -129,7 +153,7 @@ std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
   const std::string list =
-      env != nullptr ? env : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,q4_K,q5_K,q6_K";
+      env != nullptr ? env : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs";
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = list.find(',', start);
@@ -159,6 +183,8 @@ void register_all() {
         benchmark::RegisterBenchmark(("gemv/" + name + "/" + isa + "/" + shape).c_str(), bench_gemm, type,
                                      level, n_in, n_out, int64_t{1});
       }
+      benchmark::RegisterBenchmark(("gemv_cold/" + name + "/" + isa + "/2048x8192").c_str(), bench_gemv_cold,
+                                   type, level);
       for (int64_t m : {8, 64, 512}) {
         benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/2048x2048/" + std::to_string(m)).c_str(),
                                      bench_gemm, type, level, int64_t{2048}, int64_t{2048}, m)

@@ -23,9 +23,9 @@
 namespace sinter::cpu {
 namespace {
 
-constexpr DType kPackedTypes[] = {DType::F32,    DType::F16,  DType::BF16, DType::Q4_0,
-                                  DType::Q4_1,   DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                  DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+constexpr DType kPackedTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,
+                                  DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL, DType::Q4_K,
+                                  DType::Q5_K, DType::Q6_K, DType::Q2_K, DType::Q3_K,   DType::IQ4_XS};
 
 std::vector<IsaLevel> supported_levels() {
   std::vector<IsaLevel> levels;
@@ -93,6 +93,11 @@ std::vector<uint8_t> random_weights(DType type, int64_t n_in, int64_t rows, uint
         put(2);
         break;
       case DType::Q6_K: put(208); break;
+      case DType::Q2_K:
+        put(80);
+        put(82);
+        break;
+      case DType::Q3_K: put(108); break;
       default: put(0); break;
     }
   }

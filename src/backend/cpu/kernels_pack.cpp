@@ -240,6 +240,93 @@ constexpr RecordFormat kQ6_K{
       for (int g = 0; g < 16; ++g) b->scales[g] = static_cast<int8_t>(rec[32 + 16 * g + r]);
     }};
 
+// Q2_K: d[16] | dmin[16] | scales[16][16] (the file's bytes: scale low nibble, minimum high) |
+// qs slices[16] (slice t = qs[4t..4t+3])
+constexpr RecordFormat kQ2_K{1344,
+                             [](const uint8_t* s, int r, uint8_t* rec) {
+                               const auto* b = reinterpret_cast<const BlockQ2_K*>(s);
+                               put_lane(&b->d, 2, r, rec, 0);
+                               put_lane(&b->dmin, 2, r, rec, 32);
+                               for (int g = 0; g < 16; ++g) rec[64 + 16 * g + r] = b->scales[g];
+                               put_slices(b->qs, 16, r, rec, 320);
+                             },
+                             [](const uint8_t* rec, int r, uint8_t* d) {
+                               auto* b = reinterpret_cast<BlockQ2_K*>(d);
+                               get_lane(rec, 2, r, &b->d, 0);
+                               get_lane(rec, 2, r, &b->dmin, 32);
+                               for (int g = 0; g < 16; ++g) b->scales[g] = rec[64 + 16 * g + r];
+                               get_slices(rec, 16, r, b->qs, 320);
+                             }};
+
+// Q3_K: d[16] | scales[16][16] (int8, −32..31) | qs slices[16] | hmask slices[8]
+void q3_k_scales(const uint8_t* packed, int8_t* scales) {
+  for (int j = 0; j < 16; ++j) {
+    const int low = j < 8 ? packed[j] & 0x0f : packed[j - 8] >> 4;
+    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+    scales[j] = static_cast<int8_t>((low | high << 4) - 32);
+  }
+}
+void q3_k_pack_scales(const int8_t* scales, uint8_t* packed) {
+  std::memset(packed, 0, 12);
+  for (int j = 0; j < 16; ++j) {
+    const int biased = scales[j] + 32;
+    if (j < 8) {
+      packed[j] = static_cast<uint8_t>(packed[j] | (biased & 0x0f));
+    } else {
+      packed[j - 8] = static_cast<uint8_t>(packed[j - 8] | (biased & 0x0f) << 4);
+    }
+    packed[8 + j % 4] = static_cast<uint8_t>(packed[8 + j % 4] | (biased >> 4) << (2 * (j / 4)));
+  }
+}
+constexpr RecordFormat kQ3_K{1824,
+                             [](const uint8_t* s, int r, uint8_t* rec) {
+                               const auto* b = reinterpret_cast<const BlockQ3_K*>(s);
+                               int8_t scales[16];
+                               q3_k_scales(b->scales, scales);
+                               put_lane(&b->d, 2, r, rec, 0);
+                               for (int g = 0; g < 16; ++g)
+                                 rec[32 + 16 * g + r] = static_cast<uint8_t>(scales[g]);
+                               put_slices(b->qs, 16, r, rec, 288);
+                               put_slices(b->hmask, 8, r, rec, 1312);
+                             },
+                             [](const uint8_t* rec, int r, uint8_t* d) {
+                               auto* b = reinterpret_cast<BlockQ3_K*>(d);
+                               int8_t scales[16];
+                               for (int g = 0; g < 16; ++g)
+                                 scales[g] = static_cast<int8_t>(rec[32 + 16 * g + r]);
+                               q3_k_pack_scales(scales, b->scales);
+                               get_lane(rec, 2, r, &b->d, 0);
+                               get_slices(rec, 16, r, b->qs, 288);
+                               get_slices(rec, 8, r, b->hmask, 1312);
+                             }};
+
+// IQ4_XS: d[16] | scales[8][16] (int8, −32..31) | qs slices[32] (slice t = qs[4t..4t+3]: group t/4)
+constexpr RecordFormat kIQ4_XS{
+    2208,
+    [](const uint8_t* s, int r, uint8_t* rec) {
+      const auto* b = reinterpret_cast<const BlockIQ4_XS*>(s);
+      const uint16_t high = b->scales_h;
+      put_lane(&b->d, 2, r, rec, 0);
+      for (int g = 0; g < 8; ++g) {
+        const int low = (b->scales_l[g / 2] >> (4 * (g % 2))) & 0x0f;
+        rec[32 + 16 * g + r] = static_cast<uint8_t>((low | ((high >> (2 * g)) & 3) << 4) - 32);
+      }
+      put_slices(b->qs, 32, r, rec, 160);
+    },
+    [](const uint8_t* rec, int r, uint8_t* d) {
+      auto* b = reinterpret_cast<BlockIQ4_XS*>(d);
+      uint16_t high = 0;
+      std::memset(b->scales_l, 0, sizeof b->scales_l);
+      for (int g = 0; g < 8; ++g) {
+        const int biased = static_cast<int8_t>(rec[32 + 16 * g + r]) + 32;
+        b->scales_l[g / 2] = static_cast<uint8_t>(b->scales_l[g / 2] | (biased & 0x0f) << (4 * (g % 2)));
+        high = static_cast<uint16_t>(high | (biased >> 4) << (2 * g));
+      }
+      b->scales_h = high;
+      get_lane(rec, 2, r, &b->d, 0);
+      get_slices(rec, 32, r, b->qs, 160);
+    }};
+
 const RecordFormat* record_format(DType type) {
   switch (type) {
     case DType::Q4_0:
@@ -251,6 +338,9 @@ const RecordFormat* record_format(DType type) {
     case DType::Q4_K: return &kQ4_K;
     case DType::Q5_K: return &kQ5_K;
     case DType::Q6_K: return &kQ6_K;
+    case DType::Q2_K: return &kQ2_K;
+    case DType::Q3_K: return &kQ3_K;
+    case DType::IQ4_XS: return &kIQ4_XS;
     default: return nullptr;
   }
 }

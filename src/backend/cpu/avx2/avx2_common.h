@@ -48,6 +48,13 @@ inline __m256i load_i8x8_as_i32(const uint8_t* p) {
 // int16 pairs → int32 lanes.
 inline __m256i widen_pairs(__m256i pairs) { return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)); }
 
+// Generation streams weights from memory faster with software prefetches ~2 KB ahead of the
+// record being read (as the AVX-512 kernels).
+constexpr size_t kPrefetchDistance = 2048;
+inline void prefetch_lines(const uint8_t* p, size_t bytes) {
+  for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
+}
+
 // One activation column in the planar layout.
 struct Column {
   const int8_t* q;

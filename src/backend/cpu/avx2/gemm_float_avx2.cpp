@@ -34,6 +34,7 @@ void tile(const uint8_t* group, int64_t n_in, const float* const* x, float* out,
   }
   for (int64_t k = 0; k < n_in; ++k) {
     const uint8_t* p = group + static_cast<size_t>(k) * Rows::kBytes;
+    if (k % (64 / Rows::kBytes) == 0) prefetch_lines(p + kPrefetchDistance, 64);
     const __m256 w0 = Rows::load(p), w1 = Rows::load(p + Rows::kHalf);
     for (int c = 0; c < N; ++c) {
       const __m256 xk = _mm256_broadcast_ss(x[c] + k);

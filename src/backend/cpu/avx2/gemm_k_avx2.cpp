@@ -36,6 +36,7 @@ void tile_scale_min(const uint8_t* group, int half, int64_t super_blocks, const 
   for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
+    if (half == 0) prefetch_lines(rec + kRecord, kRecord);  // the next super-block
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
     for (int g = 0; g < 8; ++g) {
@@ -107,6 +108,7 @@ void tile_q6_k(const uint8_t* group, int half, int64_t super_blocks, const uint8
   for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
+    if (half == 0) prefetch_lines(rec + kQ6KRecord, kQ6KRecord);  // the next super-block
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
     for (int g = 0; g < 16; ++g) {
@@ -123,6 +125,149 @@ void tile_q6_k(const uint8_t* group, int half, int64_t super_blocks, const uint8
                                            _mm256_maddubs_epi16(w[3], broadcast_i32(xq + 12)));
         const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)),
                                              _mm256_set1_epi32(x.sums[16 * sb + g]));  // − 32·Σx
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+      }
+    }
+    const __m256 d = load_f16x8(rec + 16 * half);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+constexpr size_t kQ2KRecord = 1344, kQ3KRecord = 1824, kIQ4XSRecord = 2208;
+
+// Q2_K/Q3_K group g (values 16g..16g+15): the 2-bit planes of slices 8h + 4·(g % 2) + i at bits
+// 2p, h = g / 8, p = (g % 8) / 2.
+inline __m256i two_bits(const uint8_t* slices, int half, int g, int i) {
+  const int h = g / 8, p = (g % 8) / 2;
+  const __m256i v = load256(slices + 64 * (8 * h + 4 * (g % 2) + i) + 32 * half);
+  return _mm256_and_si256(_mm256_srli_epi16(v, 2 * p), _mm256_set1_epi8(3));
+}
+
+// Σ of 4 registers of small unsigned levels (≤ 7) times activation bytes, in int32 lanes.
+inline __m256i dot4_small(const __m256i* w, const int8_t* xq) {
+  __m256i p = _mm256_maddubs_epi16(w[0], broadcast_i32(xq));
+  for (int i = 1; i < 4; ++i) p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[i], broadcast_i32(xq + 4 * i)));
+  return widen_pairs(p);
+}
+
+template <int N>
+void tile_q2_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
+               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m256 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ2KRecord;
+    if (half == 0) prefetch_lines(rec + kQ2KRecord, kQ2KRecord);
+    __m256i isum[N], msum[N];
+    for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
+    for (int g = 0; g < 16; ++g) {
+      __m256i w[4];
+      for (int i = 0; i < 4; ++i) w[i] = two_bits(rec + 320, half, g, i);
+      const __m256i packed = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
+      const __m256i scale = _mm256_and_si256(packed, _mm256_set1_epi32(15));
+      const __m256i minimum = _mm256_srli_epi32(packed, 4);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const __m256i sum = dot4_small(w, x.q + 256 * sb + 16 * g);
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+        msum[c] =
+            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x.sums[16 * sb + g])));
+      }
+    }
+    const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      const __m256 dx = _mm256_set1_ps(x.d[sb]);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+// Q3_K levels as unsigned q + 4; the column's sums hold −4·Σx per 16 values.
+inline __m256i q3_levels(const uint8_t* rec, int half, int g, int i) {
+  const int h = g / 8, p = (g % 8) / 2;
+  const __m256i hm = load256(rec + 1312 + 64 * (4 * (g % 2) + i) + 32 * half);
+  const int shift = 4 * h + p - 2;  // bit 4h + p to bit 2
+  const __m256i at2 = shift >= 0 ? _mm256_srli_epi16(hm, shift) : _mm256_slli_epi16(hm, -shift);
+  return _mm256_or_si256(two_bits(rec + 288, half, g, i), _mm256_and_si256(at2, _mm256_set1_epi8(4)));
+}
+
+template <int N>
+void tile_q3_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
+               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m256 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ3KRecord;
+    if (half == 0) prefetch_lines(rec + kQ3KRecord, kQ3KRecord);
+    __m256i isum[N];
+    for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+    for (int g = 0; g < 16; ++g) {
+      __m256i w[4];
+      for (int i = 0; i < 4; ++i) w[i] = q3_levels(rec, half, g, i);
+      const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const __m256i sum = _mm256_add_epi32(dot4_small(w, x.q + 256 * sb + 16 * g),
+                                             _mm256_set1_epi32(x.sums[16 * sb + g]));  // − 4·Σx
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+      }
+    }
+    const __m256 d = load_f16x8(rec + 16 * half);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+// IQ4_XS group g: table values (signed) × activations with the sign trick, each int16 pair
+// widened at once (the column's −128·Σx sums are for the unsigned VNNI form and unused here).
+template <int N>
+void tile_iq4_xs(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
+                 const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  const __m256i table = _mm256_broadcastsi128_si256(
+      _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m256 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kIQ4XSRecord;
+    if (half == 0) prefetch_lines(rec + kIQ4XSRecord, kIQ4XSRecord);
+    __m256i isum[N];
+    for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) {
+      __m256i w[8];
+      for (int i = 0; i < 4; ++i) {
+        const __m256i v = load256(rec + 160 + 64 * (4 * g + i) + 32 * half);
+        w[i] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
+        w[4 + i] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+      }
+      const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 32 * g;
+        __m256i sum = _mm256_setzero_si256();
+        for (int t = 0; t < 8; ++t) {
+          const __m256i p =
+              _mm256_maddubs_epi16(_mm256_abs_epi8(w[t]), _mm256_sign_epi8(broadcast_i32(xq + 4 * t), w[t]));
+          sum = _mm256_add_epi32(sum, widen_pairs(p));
+        }
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
@@ -167,6 +312,19 @@ void gemm_q5_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, 
 void gemm_q6_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
   over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q6_k<N>(args...); });
+}
+
+void gemm_q2_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q2_k<N>(args...); });
+}
+void gemm_q3_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q3_k<N>(args...); });
+}
+void gemm_iq4_xs(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+                 int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_iq4_xs<N>(args...); });
 }
 
 }  // namespace sinter::cpu::avx2

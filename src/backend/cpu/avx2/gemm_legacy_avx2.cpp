@@ -140,6 +140,7 @@ void tile(const uint8_t* group, int half, int64_t blocks, const uint8_t* columns
   for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* rec = group + static_cast<size_t>(b) * Kernel::kRecord;
+    if (half == 0) prefetch_lines(rec + kPrefetchDistance, Kernel::kRecord);
     __m256i w[8];
     Kernel::levels(rec, half, w);
     const __m256 dw = load_f16x8(rec + 16 * half);

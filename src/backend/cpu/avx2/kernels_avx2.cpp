@@ -21,6 +21,9 @@ const KernelSet* avx2_kernel_set() {
     put(DType::Q4_K, avx2::gemm_q4_k);
     put(DType::Q5_K, avx2::gemm_q5_k);
     put(DType::Q6_K, avx2::gemm_q6_k);
+    put(DType::Q2_K, avx2::gemm_q2_k);
+    put(DType::Q3_K, avx2::gemm_q3_k);
+    put(DType::IQ4_XS, avx2::gemm_iq4_xs);
     return s;
   }();
   return &set;

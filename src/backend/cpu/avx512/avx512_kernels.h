@@ -27,6 +27,12 @@ void gemm_q5_k(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const Colu
                int64_t);
 void gemm_q6_k(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,
                int64_t);
+void gemm_q2_k(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,
+               int64_t);
+void gemm_q3_k(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,
+               int64_t);
+void gemm_iq4_xs(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,
+                 int64_t);
 void gemm_f32(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,
               int64_t);
 void gemm_f16(const PackedMatrix&, int64_t, int64_t, const uint8_t*, const ColumnLayout&, int64_t, float*,

@@ -32,7 +32,11 @@ void tile(const uint8_t* const* groups, int64_t n_in, const float* const* x, flo
   }
   for (int64_t k = 0; k < n_in; ++k) {
     __m512 w[G];
-    for (int g = 0; g < G; ++g) w[g] = Rows::load(groups[g] + static_cast<size_t>(k) * Rows::kBytes);
+    for (int g = 0; g < G; ++g) {
+      const uint8_t* p = groups[g] + static_cast<size_t>(k) * Rows::kBytes;
+      if (k % (64 / Rows::kBytes) == 0) prefetch_lines(p + kPrefetchDistance, 64);
+      w[g] = Rows::load(p);
+    }
     for (int c = 0; c < N; ++c) {
       const __m512 xk = _mm512_set1_ps(x[c][k]);
       for (int g = 0; g < G; ++g) acc[g][c] = _mm512_fmadd_ps(w[g], xk, acc[g][c]);

@@ -37,6 +37,7 @@ void tile_scale_min(const uint8_t* group, int64_t super_blocks, const uint8_t* c
   for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
+    prefetch_lines(rec + kRecord, kRecord);  // the next super-block
     __m512i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm512_setzero_si512();
     for (int g = 0; g < 8; ++g) {
@@ -99,6 +100,7 @@ void tile_q6_k(const uint8_t* group, int64_t super_blocks, const uint8_t* column
   for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < super_blocks; ++sb) {
     const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
+    prefetch_lines(rec + kQ6KRecord, kQ6KRecord);  // the next super-block
     __m512i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm512_setzero_si512();
     for (int g = 0; g < 16; ++g) {
@@ -114,6 +116,152 @@ void tile_q6_k(const uint8_t* group, int64_t super_blocks, const uint8_t* column
         s1 = _mm512_dpbusd_epi32(s1, w[1], broadcast_i32(xq + 4));
         s0 = _mm512_dpbusd_epi32(s0, w[2], broadcast_i32(xq + 8));
         s1 = _mm512_dpbusd_epi32(s1, w[3], broadcast_i32(xq + 12));
+        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
+      }
+    }
+    const __m512 d = load_f16x16(rec);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      acc[c] =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(d, _mm512_set1_ps(x.d[sb])), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+constexpr size_t kQ2KRecord = 1344, kQ3KRecord = 1824, kIQ4XSRecord = 2208;
+
+// Q2_K/Q3_K group g (values 16g..16g+15): the 2-bit planes of slices 8h + 4·(g % 2) + i at bits
+// 2p, h = g / 8, p = (g % 8) / 2 (value 128h + 32p + l sits in byte l of half h).
+inline __m512i two_bits(const uint8_t* slices, int g, int i) {
+  const int h = g / 8, p = (g % 8) / 2;
+  const __m512i v = _mm512_loadu_si512(slices + 64 * (8 * h + 4 * (g % 2) + i));
+  return _mm512_and_si512(_mm512_srli_epi16(v, 2 * p), _mm512_set1_epi8(3));
+}
+
+template <int N>
+void tile_q2_k(const uint8_t* group, int64_t super_blocks, const uint8_t* columns, const ColumnLayout& layout,
+               float* dst, int64_t dst_stride, int lanes) {
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m512 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ2KRecord;
+    prefetch_lines(rec + kQ2KRecord, kQ2KRecord);
+    __m512i isum[N], msum[N];
+    for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm512_setzero_si512();
+    for (int g = 0; g < 16; ++g) {
+      __m512i w[4];
+      for (int i = 0; i < 4; ++i) w[i] = two_bits(rec + 320, g, i);
+      const __m512i packed = load_u8x16_as_i32(rec + 64 + 16 * g);
+      const __m512i scale = _mm512_and_si512(packed, _mm512_set1_epi32(15));
+      const __m512i minimum = _mm512_srli_epi32(packed, 4);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 16 * g;
+        __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], broadcast_i32(xq));
+        __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[1], broadcast_i32(xq + 4));
+        s0 = _mm512_dpbusd_epi32(s0, w[2], broadcast_i32(xq + 8));
+        s1 = _mm512_dpbusd_epi32(s1, w[3], broadcast_i32(xq + 12));
+        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
+        msum[c] =
+            _mm512_add_epi32(msum[c], _mm512_mullo_epi32(minimum, _mm512_set1_epi32(x.sums[16 * sb + g])));
+      }
+    }
+    const __m512 d = load_f16x16(rec), dmin = load_f16x16(rec + 32);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      const __m512 dx = _mm512_set1_ps(x.d[sb]);
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(d, dx), acc[c]);
+      acc[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[c]), _mm512_mul_ps(dmin, dx), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+// Q3_K levels as unsigned q + 4 (two bits, plus 4 where the hmask bit 4h + p of byte l is set);
+// the column's sums hold −4·Σx per 16 values.
+inline __m512i q3_levels(const uint8_t* rec, int g, int i) {
+  const int h = g / 8, p = (g % 8) / 2;
+  const __m512i hm = _mm512_loadu_si512(rec + 1312 + 64 * (4 * (g % 2) + i));
+  const int shift = 4 * h + p - 2;  // bit 4h + p to bit 2
+  const __m512i at2 = shift >= 0 ? _mm512_srli_epi16(hm, static_cast<unsigned>(shift))
+                                 : _mm512_slli_epi16(hm, static_cast<unsigned>(-shift));
+  return _mm512_ternarylogic_epi32(two_bits(rec + 288, g, i), at2, _mm512_set1_epi8(4), 0xf8);  // a | (b & c)
+}
+
+template <int N>
+void tile_q3_k(const uint8_t* group, int64_t super_blocks, const uint8_t* columns, const ColumnLayout& layout,
+               float* dst, int64_t dst_stride, int lanes) {
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m512 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ3KRecord;
+    prefetch_lines(rec + kQ3KRecord, kQ3KRecord);
+    __m512i isum[N];
+    for (int c = 0; c < N; ++c) isum[c] = _mm512_setzero_si512();
+    for (int g = 0; g < 16; ++g) {
+      __m512i w[4];
+      for (int i = 0; i < 4; ++i) w[i] = q3_levels(rec, g, i);
+      const __m512i scale = load_i8x16_as_i32(rec + 32 + 16 * g);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 16 * g;
+        __m512i s0 = _mm512_set1_epi32(x.sums[16 * sb + g]);  // −4·Σx of the group
+        __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[1], broadcast_i32(xq + 4));
+        s0 = _mm512_dpbusd_epi32(s0, w[0], broadcast_i32(xq));
+        s0 = _mm512_dpbusd_epi32(s0, w[2], broadcast_i32(xq + 8));
+        s1 = _mm512_dpbusd_epi32(s1, w[3], broadcast_i32(xq + 12));
+        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
+      }
+    }
+    const __m512 d = load_f16x16(rec);
+    for (int c = 0; c < N; ++c) {
+      const Column x(col_base[c], layout);
+      acc[c] =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(d, _mm512_set1_ps(x.d[sb])), acc[c]);
+    }
+  }
+  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
+}
+
+// IQ4_XS group g (values 32g..32g+31): slices 4g..4g+3, low nibbles then high nibbles, looked up
+// as table value + 128; the column's sums hold −128·Σx per 32 values.
+template <int N>
+void tile_iq4_xs(const uint8_t* group, int64_t super_blocks, const uint8_t* columns,
+                 const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(1, 24, 45, 63, 79, 93, 106, 118, -127, -115, -103, -90, -75, -59, -39, -15));
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  const uint8_t* col_base[N];
+  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
+  __m512 acc[N];
+  for (int c = 0; c < N; ++c) acc[c] = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < super_blocks; ++sb) {
+    const uint8_t* rec = group + static_cast<size_t>(sb) * kIQ4XSRecord;
+    prefetch_lines(rec + kIQ4XSRecord, kIQ4XSRecord);
+    __m512i isum[N];
+    for (int c = 0; c < N; ++c) isum[c] = _mm512_setzero_si512();
+    for (int g = 0; g < 8; ++g) {
+      __m512i w[8];
+      for (int i = 0; i < 4; ++i) {
+        const __m512i v = _mm512_loadu_si512(rec + 160 + 64 * (4 * g + i));
+        w[i] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low));
+        w[4 + i] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+      }
+      const __m512i scale = load_i8x16_as_i32(rec + 32 + 16 * g);
+      for (int c = 0; c < N; ++c) {
+        const Column x(col_base[c], layout);
+        const int8_t* xq = x.q + 256 * sb + 32 * g;
+        __m512i s0 = _mm512_set1_epi32(x.sums[8 * sb + g]);  // −128·Σx of the group
+        __m512i s1 = _mm512_setzero_si512();
+        for (int t = 0; t < 8; t += 2) {
+          s0 = _mm512_dpbusd_epi32(s0, w[t], broadcast_i32(xq + 4 * t));
+          s1 = _mm512_dpbusd_epi32(s1, w[t + 1], broadcast_i32(xq + 4 * t + 4));
+        }
         isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), scale));
       }
     }
@@ -155,6 +303,19 @@ void gemm_q5_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, 
 void gemm_q6_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
   over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q6_k<N>(args...); });
+}
+
+void gemm_q2_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q2_k<N>(args...); });
+}
+void gemm_q3_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+               int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q3_k<N>(args...); });
+}
+void gemm_iq4_xs(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
+                 int64_t m, float* dst, int64_t stride) {
+  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_iq4_xs<N>(args...); });
 }
 
 }  // namespace sinter::cpu::avx512
