@@ -76,10 +76,19 @@ constexpr size_t kCounterBytes = 64;
 uint8_t* shared_columns(const OpContext& ctx) { return ctx.shared + kCounterBytes; }
 
 // Groups a thread claims at a time: several chunks per thread, so that a thread the machine
-// preempts leaves its work to the others (a multiple of 4: the float kernels take 4 groups).
-int64_t chunk_groups(int64_t groups, int threads) {
-  const int64_t chunk = groups / (8 * static_cast<int64_t>(threads));
+// preempts leaves its work to the others, and at most ~1 MB of weights, which stay in L2 while
+// the columns stream past (a multiple of 4: the float kernels take 4 groups at a time).
+int64_t chunk_groups(const PackedMatrix& w, int threads) {
+  int64_t chunk = w.groups / (8 * static_cast<int64_t>(threads));
+  chunk = std::min(chunk, static_cast<int64_t>((size_t{1} << 20) / w.group_bytes));
   return std::max<int64_t>(4, chunk / 4 * 4);
+}
+
+// Columns per block: about 512 KB of activations, so that a block and a chunk of weights share
+// the L2 cache (a multiple of 24: every kernel's tile width divides it).
+int64_t column_block(const ColumnLayout& layout) {
+  const auto columns = static_cast<int64_t>((size_t{512} << 10) / layout.bytes);
+  return std::max<int64_t>(24, columns / 24 * 24);
 }
 
 void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) {
@@ -100,13 +109,19 @@ void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) 
   const GemmFn gemm = gemm_kernel(kernels, w.type);
   auto* out = static_cast<float*>(dst.data);
   const auto stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
-  const int64_t chunk = chunk_groups(w.groups, ctx.thread.count);
-  for (;;) {
-    const int64_t begin = ctx.thread.count == 1 ? 0 : next_group.fetch_add(chunk, std::memory_order_relaxed);
+  const int64_t chunk = chunk_groups(w, ctx.thread.count);
+  const int64_t block = column_block(layout);
+  for (int64_t claimed = 0;;) {
+    const int64_t begin =
+        ctx.thread.count == 1 ? claimed : next_group.fetch_add(chunk, std::memory_order_relaxed);
     if (begin >= w.groups) break;
-    const int64_t end = ctx.thread.count == 1 ? w.groups : std::min(begin + chunk, w.groups);
-    gemm(w, begin, end, activations, layout, columns, out, stride);
-    if (ctx.thread.count == 1) break;
+    claimed = begin + chunk;
+    const int64_t end = std::min(begin + chunk, w.groups);
+    // A chunk's weights stay in L2 while blocks of columns stream past them.
+    for (int64_t c = 0; c < columns; c += block) {
+      gemm(w, begin, end, activations + static_cast<size_t>(c) * layout.bytes, layout,
+           std::min(block, columns - c), out + c * stride, stride);
+    }
   }
 }
 
