@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace sinter {
@@ -53,7 +54,9 @@ class ThreadPool {
   // done. Not reentrant: one region at a time per pool.
   template <class Fn>
   void run(Fn&& fn) {
-    run_erased(&fn, [](void* callable, const ThreadContext& ctx) { (*static_cast<Fn*>(callable))(ctx); });
+    using Callable = std::remove_reference_t<Fn>;
+    run_erased(const_cast<void*>(static_cast<const void*>(&fn)),
+               [](void* callable, const ThreadContext& ctx) { (*static_cast<Callable*>(callable))(ctx); });
   }
 
  private:

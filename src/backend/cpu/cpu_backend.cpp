@@ -11,6 +11,21 @@
 namespace sinter::cpu {
 namespace {
 
+// Below this many multiply-adds in the matrix products a pass runs on one thread (~0.1 ms of
+// work on one core; a barrier costs 1-5 µs and a pass has a few hundred of them).
+constexpr double kSingleThreadFlops = 2e6;
+
+double matmul_flops(const Graph& graph) {
+  double flops = 0;
+  for (const Tensor* node : graph.nodes()) {
+    if (node->op == Op::kMatMul) {
+      flops += static_cast<double>(node->src[0]->ne[0]) * static_cast<double>(node->src[0]->ne[1]) *
+               static_cast<double>(node->src[1]->rows());
+    }
+  }
+  return flops;
+}
+
 bool has_dequantizer(DType type) { return dtype_traits(type).dequantize != nullptr; }
 
 class CpuBackend final : public Backend {
@@ -58,12 +73,19 @@ class CpuBackend final : public Backend {
     }
     if (shared_.size() < shared + 64) shared_.resize(shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
-    pool_.run([&](const ThreadContext& thread) {
+    const auto run_all = [&](const ThreadContext& thread) {
       OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
       for (const Tensor* node : graph.nodes()) {
         if (run_node(*node, ctx)) thread.barrier();
       }
-    });
+    };
+    // A pass too small to share (a tiny model's generation step) runs on the calling thread:
+    // a barrier per op would cost more than the work. Results do not depend on the thread count.
+    if (pool_.size() > 1 && matmul_flops(graph) < kSingleThreadFlops) {
+      run_all(ThreadContext{0, 1, nullptr});
+    } else {
+      pool_.run(run_all);
+    }
     return ok_status();
   }
 
