@@ -13,6 +13,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
@@ -216,7 +217,11 @@ size_t scratch_floats(const Tensor& node) {
     case Op::kMatMul: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
     case Op::kGetRows:
       return static_cast<size_t>(node.src[0]->ne[0]);  // one unpacked row (≤ 4 bytes a value)
-    case Op::kAttention: return 3 * static_cast<size_t>(node.ne[0] + node.src[0]->ne[0]);  // query, row, sum
+    case Op::kAttention: {
+      const int64_t head_dim = node.src[0]->ne[0];
+      const int64_t n_head_kv = node.src[1]->ne[0] / head_dim;
+      return attention_scratch_floats(node.src[0]->ne[1] / n_head_kv, head_dim, node.src[2]->ne[0] / n_head_kv);
+    }
     case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
     default: return 0;

@@ -1,0 +1,50 @@
+// The inner loop of attention for one token and one group of query heads that share a KV head
+// (grouped-query attention): the group's keys and values are widened once per cell and used by
+// every head of the group.
+//
+// Each head's result is the same sequence of operations whatever the group size: for every
+// visible cell in order, s = scale·(q·k) (soft-capped when asked), an online-softmax update of
+// the running maximum, the weight total and the weighted sum of values. Per-ISA versions
+// (generic, AVX2, AVX-512) differ only in how q·k and the vector updates are summed in lanes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "tensor/dtype.h"
+
+namespace sinter::cpu {
+
+constexpr int32_t kMaxGroupHeads = 64;  // heads one call handles
+
+struct AttentionGroupArgs {
+  const float* queries = nullptr;   // [heads][head_dim], F32
+  int32_t heads = 1;                // query heads in the group (at most kMaxGroupHeads)
+  int64_t head_dim = 0;             // of queries and keys
+  int64_t head_dim_v = 0;           // of values
+  DType cache_type = DType::F16;    // F16, BF16 or F32
+  const uint8_t* keys = nullptr;    // the cache: row `cell` starts at keys + cell * key_stride
+  size_t key_stride = 0;
+  const uint8_t* values = nullptr;
+  size_t value_stride = 0;
+  const int32_t* cells = nullptr;   // visible cells in position order
+  int32_t cell_count = 0;
+  float scale = 1.0f;
+  float softcap = 0.0f;             // 0: off
+  float* out = nullptr;             // [heads][head_dim_v]
+  float* scratch = nullptr;         // attention_scratch_floats(...) floats
+};
+
+using AttendGroupFn = void (*)(const AttentionGroupArgs& args);
+
+size_t attention_scratch_floats(int64_t heads, int64_t head_dim, int64_t head_dim_v);
+
+// The version for selected_isa_level(), and each level's (null where not built).
+AttendGroupFn attend_group_kernel();
+AttendGroupFn attend_group_for(IsaLevel level);
+void attend_group_generic(const AttentionGroupArgs& args);
+AttendGroupFn attend_group_avx2();
+AttendGroupFn attend_group_avx512();
+
+}  // namespace sinter::cpu
