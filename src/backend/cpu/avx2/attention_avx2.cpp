@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/attention_loop.h"
 
 namespace sinter::cpu {
 namespace {
@@ -56,45 +56,16 @@ void update(float* sum, const float* row, float rescale, float weight, int64_t n
   for (; i < n; ++i) sum[i] = std::fma(row[i], weight, sum[i] * rescale);
 }
 
-void attend_group(const AttentionGroupArgs& a) {
-  float* row = a.scratch;
-  float* max_score = row + std::max(a.head_dim, a.head_dim_v) + 16;
-  float* total = max_score + a.heads;
-  for (int32_t h = 0; h < a.heads; ++h) {
-    max_score[h] = -INFINITY;
-    total[h] = 0.0f;
-    std::memset(a.out + h * a.head_dim_v, 0, static_cast<size_t>(a.head_dim_v) * sizeof(float));
+struct Ops {
+  static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
+  static float dot(const float* a, const float* b, int64_t n) { return sinter::cpu::dot(a, b, n); }
+  static void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
+    sinter::cpu::update(sum, row, rescale, weight, n);
   }
-  float scores[kMaxGroupHeads];
-  for (int32_t j = 0; j < a.cell_count; ++j) {
-    const int64_t cell = a.cells[j];
-    widen(a.cache_type, a.keys + cell * a.key_stride, row, a.head_dim);
-    for (int32_t h = 0; h < a.heads; ++h) {
-      float s = dot(a.queries + h * a.head_dim, row, a.head_dim) * a.scale;
-      if (a.softcap != 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-      scores[h] = s;
-    }
-    widen(a.cache_type, a.values + cell * a.value_stride, row, a.head_dim_v);
-    for (int32_t h = 0; h < a.heads; ++h) {
-      float rescale = 1.0f, weight = 1.0f;
-      if (scores[h] > max_score[h]) {
-        rescale = std::exp(max_score[h] - scores[h]);
-        max_score[h] = scores[h];
-      } else {
-        weight = std::exp(scores[h] - max_score[h]);
-      }
-      update(a.out + h * a.head_dim_v, row, rescale, weight, a.head_dim_v);
-      total[h] = total[h] * rescale + weight;
-    }
-  }
-  for (int32_t h = 0; h < a.heads; ++h) {
-    const float inverse = total[h] == 0.0f ? 0.0f : 1.0f / total[h];
-    update(a.out + h * a.head_dim_v, a.out + h * a.head_dim_v, inverse, 0.0f, a.head_dim_v);
-  }
-}
+};
 
 }  // namespace
 
-AttendGroupFn attend_group_avx2() { return attend_group; }
+AttendGroupFn attend_group_avx2() { return attend_group_loop<Ops>; }
 
 }  // namespace sinter::cpu
