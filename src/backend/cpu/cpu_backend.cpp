@@ -50,7 +50,7 @@ class CpuBackend final : public Backend {
     }
   }
 
-  Status prepare_weight(Tensor* weight) override { return packed_.pack(weight, active_kernels()); }
+  Status prepare_weight(Tensor* weight) override { return packed_.pack(weight, active_kernels(), &pool_); }
 
   size_t scratch_bytes(const Graph& graph) const override {
     size_t floats = 0, shared = 0;

@@ -405,7 +405,7 @@ void unpack_row(const PackedMatrix& w, int64_t r, uint8_t* out) {
   }
 }
 
-Status PackedWeightStore::pack(Tensor* weight, const KernelSet& kernels) {
+Status PackedWeightStore::pack(Tensor* weight, const KernelSet& kernels, ThreadPool* pool) {
   const DType type = weight->type;
   if (gemm_kernel(kernels, type) == nullptr || !has_packed_layout(type)) return ok_status();
   if (weight->ne[1] < 2 || weight->ne[2] != 1 || weight->ne[3] != 1) return ok_status();
@@ -422,9 +422,16 @@ Status PackedWeightStore::pack(Tensor* weight, const KernelSet& kernels) {
       static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)));
   if (!buffer)
     return make_error(ErrorCode::kIo, "cannot allocate ", total, " bytes to repack ", weight->name);
-  for (int64_t g = 0; g < m.groups; ++g) {
-    pack_group(type, m.n_in, static_cast<const uint8_t*>(weight->data), weight->nb[1], m.n_out, g,
-               buffer.get() + static_cast<size_t>(g) * m.group_bytes);
+  auto pack_share = [&](const ThreadContext& thread) {
+    for (int64_t g = thread.share_begin(m.groups); g < thread.share_end(m.groups); ++g) {
+      pack_group(type, m.n_in, static_cast<const uint8_t*>(weight->data), weight->nb[1], m.n_out, g,
+                 buffer.get() + static_cast<size_t>(g) * m.group_bytes);
+    }
+  };
+  if (pool != nullptr) {
+    pool->run(pack_share);
+  } else {
+    pack_share(ThreadContext{});
   }
   m.data = buffer.get();
   weight->data = buffer.get();

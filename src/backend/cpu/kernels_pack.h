@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backend/cpu/kernels.h"
+#include "core/thread_pool.h"
 #include "graph/tensor.h"
 #include "sinter/result.h"
 
@@ -28,8 +29,9 @@ void unpack_row(const PackedMatrix& w, int64_t r, uint8_t* out);
 class PackedWeightStore {
  public:
   // Repacks a 2-D contiguous weight whose type has a kernel in `kernels` (and leaves any other
-  // alone); on success `weight->data` points at the packed copy.
-  Status pack(Tensor* weight, const KernelSet& kernels);
+  // alone), the pool's threads sharing the groups; on success `weight->data` points at the
+  // packed copy.
+  Status pack(Tensor* weight, const KernelSet& kernels, ThreadPool* pool = nullptr);
   const PackedMatrix* find(const void* data) const;
   size_t bytes() const { return bytes_; }
 
