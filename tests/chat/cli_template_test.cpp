@@ -19,7 +19,7 @@ class TemplateCommand : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(sinter::testing::sinter_binary()))
-      GTEST_SKIP() << "the sinter tool is not built";
+      SINTER_SKIP_WITHOUT_REFERENCE("the sinter tool is not built");
     dir_ = sinter::testing::scratch_dir();
     write(dir_ + "/messages.json",
           R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}])");

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include "support/test_paths.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -66,7 +68,7 @@ std::string ggml_name(DType type) { return std::string(dtype_name(type)); }
 
 #define SKIP_WITHOUT_GGML()                                                                  \
   if (!GgmlBase::instance().loaded()) {                                                      \
-    GTEST_SKIP() << "llama.cpp's libggml-base.so not found (run ../shared/oracle/run once)"; \
+    SINTER_SKIP_WITHOUT_REFERENCE("llama.cpp's libggml-base.so not found (run ../shared/oracle/run once)"); \
   }
 
 bool same_float(float a, float b) {

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include "support/test_paths.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -176,7 +178,7 @@ class GgmlCpu {
 // Same integer math per block; only the float summation order differs (ggml keeps lanes).
 TEST(VecDot, AgreesWithLlamaCppCpuDotProducts) {
   if (!GgmlCpu::instance().loaded())
-    GTEST_SKIP() << "llama.cpp's libggml-cpu not found (run ../shared/oracle/run once)";
+    SINTER_SKIP_WITHOUT_REFERENCE("llama.cpp's libggml-cpu not found (run ../shared/oracle/run once)");
   for (DType type : kTypes) {
     SCOPED_TRACE(std::string(dtype_name(type)));
     const auto* traits = GgmlCpu::instance().traits(type);
