@@ -1,0 +1,451 @@
+#include "server/model_manager.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/log.h"
+#include "gguf/gguf_file.h"
+#include "memory/kv_cache.h"
+#include "server/model_info.h"
+
+namespace sinter::server {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kExtension = ".gguf";
+constexpr int32_t kMaxDefaultContext = 4096;
+// Keep-alives longer than this are "forever" (and never overflow a time point).
+constexpr KeepAlive kForever = std::chrono::hours(24 * 365 * 100);
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+SystemTime modification_time(const fs::path& path) {
+  std::error_code error;
+  const auto time = fs::last_write_time(path, error);
+  if (error) return SystemTime();
+  return std::chrono::time_point_cast<SystemTime::duration>(std::chrono::file_clock::to_sys(time));
+}
+
+uint64_t bytes_of(const fs::path& path) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  return error ? 0 : static_cast<uint64_t>(size);
+}
+
+// The model a path names: nullopt for files that are not models (other extensions, later shards).
+std::optional<ModelFile> describe_file(const fs::path& path) {
+  const std::string file_name = path.filename().string();
+  if (!ends_with(file_name, kExtension)) return std::nullopt;
+  ModelFile model;
+  model.path = path.string();
+  model.name = file_name.substr(0, file_name.size() - kExtension.size());
+  model.bytes = bytes_of(path);
+  if (const auto split = gguf_parse_split_path(model.path)) {
+    if (split->index != 0) return std::nullopt;
+    model.name = fs::path(split->prefix).filename().string();
+    for (uint32_t i = 1; i < split->count; ++i)
+      model.bytes += bytes_of(gguf_split_path(split->prefix, i, split->count));
+  }
+  model.modified = modification_time(path);
+  model.digest = file_digest(model.name, model.bytes, model.modified.time_since_epoch().count());
+  return model;
+}
+
+std::string_view normalize_name(std::string_view name) {
+  if (ends_with(name, ":latest")) name.remove_suffix(7);
+  if (ends_with(name, kExtension)) name.remove_suffix(kExtension.size());
+  return name;
+}
+
+}  // namespace
+
+ModelLease& ModelLease::operator=(ModelLease&& other) noexcept {
+  if (this != &other) {
+    release();
+    manager_ = std::exchange(other.manager_, nullptr);
+    name_ = std::move(other.name_);
+    model_ = std::move(other.model_);
+    keep_alive_ = other.keep_alive_;
+    load_ns_ = other.load_ns_;
+  }
+  return *this;
+}
+
+void ModelLease::release() {
+  if (manager_ == nullptr) return;
+  ModelManager* manager = std::exchange(manager_, nullptr);
+  manager->release(name_, keep_alive_);
+  model_.reset();  // may be the last reference: the model unloads here
+}
+
+Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, const ServingOptions& options,
+                                                       std::optional<int32_t> context_per_sequence) {
+  const auto start = Clock::now();
+  auto served = std::make_shared<ServedModel>();
+  served->file = file;
+  SINTER_ASSIGN(auto loaded, LoadedModel::load(file.path, options.load));
+  const Metadata& metadata = loaded->file().metadata();
+  auto tokenizer = Tokenizer::from_metadata(metadata);
+  if (!tokenizer) return tokenizer.error().with_context(file.path);
+  const auto& shape = loaded->model().shape();
+  if ((*tokenizer)->vocab_size() != shape.n_vocab) {
+    return make_error(ErrorCode::kFormat, file.path, ": the tokenizer has ", (*tokenizer)->vocab_size(),
+                      " tokens but the model's vocabulary is ", shape.n_vocab);
+  }
+  auto chat_template = chat::ChatTemplate::from_metadata(metadata);
+  if (!chat_template) {
+    log_warn("server", file.name, ": the chat template cannot be used (", chat_template.error().message(),
+             "); chat requests use ChatML");
+    served->chat_template = chat::ChatTemplate::chatml();
+  } else {
+    served->chat_template = std::move(chat_template).value();
+    served->has_chat_template = !served->chat_template.is_builtin_chatml;
+    if (!served->has_chat_template)
+      log_info("server", file.name, ": the model has no chat template; chat requests use ChatML");
+  }
+  // The context per sequence: the request's (at most the training context, or the server's
+  // --ctx where that is larger), else the server's, else the training context up to 4096.
+  int32_t context = options.context_per_sequence > 0 ? options.context_per_sequence
+                                                     : std::min(shape.n_ctx_train, kMaxDefaultContext);
+  if (context_per_sequence) {
+    context = std::min(*context_per_sequence, std::max(shape.n_ctx_train, options.context_per_sequence));
+  }
+  SchedulerOptions scheduler_options;
+  scheduler_options.parallel = options.parallel;
+  scheduler_options.n_ctx = context * options.parallel;
+  scheduler_options.n_batch = options.n_batch;
+  scheduler_options.max_queue = options.max_queue;
+  scheduler_options.kv_type = options.kv_type;
+  served->model = loaded;
+  served->tokenizer = std::shared_ptr<const Tokenizer>(std::move(tokenizer).value());
+  auto scheduler = Scheduler::create(loaded, served->tokenizer, scheduler_options);
+  if (!scheduler) return scheduler.error().with_context(file.path);
+  served->scheduler = std::move(scheduler).value();
+  served->context_per_sequence = served->scheduler->context_per_sequence();
+  served->memory_bytes = loaded->file().file_bytes() +
+                         KvCache::bytes_for(shape.kv_layers, scheduler_options.n_ctx, options.kv_type);
+  served->loaded_at = std::chrono::system_clock::now();
+  log_info("server", "loaded ", file.name, " (", served->context_per_sequence, " tokens of context x ",
+           options.parallel, " sequences) in ", std::chrono::duration<double>(Clock::now() - start).count(),
+           " s");
+  return served;
+}
+
+Result<std::unique_ptr<ModelManager>> ModelManager::create(const std::string& file,
+                                                           const std::string& directory,
+                                                           const ServingOptions& options) {
+  if (file.empty() == directory.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "give either a model file (-m) or a folder of models (--models)");
+  }
+  auto manager = std::unique_ptr<ModelManager>(new ModelManager());
+  manager->options_ = options;
+  if (!file.empty()) {
+    std::error_code error;
+    if (!fs::is_regular_file(file, error))
+      return make_error(ErrorCode::kNotFound, "model file ", file, " does not exist");
+    auto model = describe_file(file);
+    if (!model) {
+      // Any file given by name is served, whatever its extension.
+      ModelFile plain;
+      plain.path = file;
+      plain.name = fs::path(file).stem().string();
+      plain.bytes = bytes_of(file);
+      plain.modified = modification_time(file);
+      plain.digest = file_digest(plain.name, plain.bytes, plain.modified.time_since_epoch().count());
+      model = plain;
+    }
+    manager->single_file_ = file;
+    manager->entries_[model->name].file = *model;
+  } else {
+    std::error_code error;
+    if (!fs::is_directory(directory, error)) {
+      return make_error(ErrorCode::kNotFound, "model folder ", directory, " does not exist");
+    }
+    manager->directory_ = directory;
+    std::lock_guard<std::mutex> lock(manager->mutex_);
+    manager->rescan_locked();
+  }
+  manager->reaper_ = std::thread([m = manager.get()] { m->reaper(); });
+  return manager;
+}
+
+ModelManager::~ModelManager() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (preloader_.joinable()) preloader_.join();
+  if (reaper_.joinable()) reaper_.join();
+  std::vector<std::shared_ptr<ServedModel>> models;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [name, entry] : entries_) {
+      if (entry.served) models.push_back(std::move(entry.served));
+    }
+  }
+  for (auto& model : models) retire(std::move(model));
+}
+
+void ModelManager::rescan_locked() {
+  if (directory_.empty()) return;
+  std::map<std::string, ModelFile, std::less<>> found;
+  std::error_code error;
+  for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
+    if (!it->is_regular_file(error)) continue;
+    if (auto model = describe_file(it->path())) found[model->name] = *model;
+  }
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const bool in_use = it->second.served || it->second.loading;
+    if (!found.count(it->first) && !in_use) {
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [name, model] : found) {
+    Entry& entry = entries_[name];
+    if (!entry.served && !entry.loading) entry.file = model;
+  }
+}
+
+ModelManager::Entry* ModelManager::find_locked(std::string_view name) {
+  for (std::string_view candidate : {name, normalize_name(name)}) {
+    const auto it = entries_.find(candidate);
+    if (it != entries_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::vector<ModelFile> ModelManager::list() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  rescan_locked();
+  std::vector<ModelFile> models;
+  for (const auto& [name, entry] : entries_) models.push_back(entry.file);
+  return models;
+}
+
+Result<ModelFile> ModelManager::find(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry* entry = find_locked(name);
+  if (entry == nullptr) {
+    rescan_locked();
+    entry = find_locked(name);
+  }
+  if (entry == nullptr) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
+  return entry->file;
+}
+
+Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOptions& options) {
+  const auto start = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  Entry* entry = find_locked(name);
+  if (entry == nullptr) {
+    rescan_locked();
+    entry = find_locked(name);
+  }
+  if (entry == nullptr) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
+  const std::string key = entry->file.name;
+  for (;;) {
+    changed_.wait(lock, [&] {
+      const auto it = entries_.find(key);
+      return stopping_ || it == entries_.end() || !it->second.loading;
+    });
+    if (stopping_) return make_error(ErrorCode::kCancelled, "the server is shutting down");
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
+    entry = &it->second;
+    std::shared_ptr<ServedModel> stale;
+    if (entry->served && options.context_per_sequence && entry->leases == 0) {
+      // Another context was asked for: reload when nobody uses the model (as Ollama does).
+      const int32_t train = entry->served->model->model().shape().n_ctx_train;
+      const int32_t wanted =
+          std::min(*options.context_per_sequence, std::max(train, options_.context_per_sequence));
+      if (wanted != entry->served->context_per_sequence) stale = std::move(entry->served);
+    }
+    if (entry->served) break;
+    entry->loading = true;
+    const ModelFile file = entry->file;
+    lock.unlock();
+    if (stale) retire(std::move(stale));
+    auto loaded = load_served_model(file, options_, options.context_per_sequence);
+    lock.lock();
+    entry = &entries_.at(key);
+    entry->loading = false;
+    changed_.notify_all();
+    if (!loaded) {
+      log_warn("server", "cannot load ", file.name, ": ", loaded.error().message());
+      return loaded.error();
+    }
+    entry->served = std::move(loaded).value();
+    entry->keep_alive = options_.default_keep_alive;
+    break;
+  }
+  ++entry->leases;
+  entry->keep_alive = options.keep_alive;
+  entry->expires_at.reset();
+  ModelLease lease;
+  lease.manager_ = this;
+  lease.name_ = key;
+  lease.model_ = entry->served;
+  lease.keep_alive_ = options.keep_alive;
+  lease.load_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  return lease;
+}
+
+void ModelManager::set_idle_expiry_locked(Entry& entry) {
+  if (entry.keep_alive < KeepAlive(0) || entry.keep_alive >= kForever) {
+    entry.expires_at.reset();
+  } else {
+    entry.expires_at =
+        std::chrono::system_clock::now() + std::chrono::duration_cast<SystemTime::duration>(entry.keep_alive);
+  }
+}
+
+void ModelManager::release(const std::string& name, KeepAlive keep_alive) {
+  std::shared_ptr<ServedModel> retired;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) return;
+    Entry& entry = it->second;
+    --entry.leases;
+    entry.keep_alive = keep_alive;
+    if (entry.leases == 0) {
+      if (keep_alive == KeepAlive(0) || entry.unload_when_idle) {
+        retired = std::move(entry.served);
+        entry.unload_when_idle = false;
+        entry.expires_at.reset();
+      } else {
+        set_idle_expiry_locked(entry);
+      }
+    }
+  }
+  changed_.notify_all();
+  if (retired) retire(std::move(retired));
+}
+
+bool ModelManager::unload(std::string_view name) {
+  std::shared_ptr<ServedModel> retired;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry* entry = find_locked(name);
+    if (entry == nullptr || !entry->served) return false;
+    if (entry->leases > 0) {
+      entry->unload_when_idle = true;
+      return true;
+    }
+    retired = std::move(entry->served);
+    entry->expires_at.reset();
+  }
+  retire(std::move(retired));
+  return true;
+}
+
+void ModelManager::retire(std::shared_ptr<ServedModel> model) {
+  std::function<void(ServedModel&)> observer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    observer = observer_;
+  }
+  if (observer) observer(*model);
+  log_info("server", "unloading ", model->file.name);
+  model.reset();
+}
+
+std::vector<LoadedModelInfo> ModelManager::loaded() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<LoadedModelInfo> models;
+  const auto now = std::chrono::system_clock::now();
+  for (const auto& [name, entry] : entries_) {
+    if (!entry.served) continue;
+    LoadedModelInfo info;
+    info.file = entry.file;
+    info.context_per_sequence = entry.served->context_per_sequence;
+    info.parallel = entry.served->scheduler->parallel();
+    info.memory_bytes = entry.served->memory_bytes;
+    info.requests = entry.leases;
+    if (entry.leases == 0) {
+      info.expires_at = entry.expires_at;
+    } else if (entry.keep_alive >= KeepAlive(0) && entry.keep_alive < kForever) {
+      info.expires_at = now + std::chrono::duration_cast<SystemTime::duration>(entry.keep_alive);
+    }
+    models.push_back(std::move(info));
+  }
+  return models;
+}
+
+void ModelManager::for_each_loaded(const std::function<void(ServedModel&)>& fn) {
+  std::vector<std::shared_ptr<ServedModel>> models;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [name, entry] : entries_) {
+      if (entry.served) models.push_back(entry.served);
+    }
+  }
+  for (const auto& model : models) fn(*model);
+}
+
+void ModelManager::set_observer(std::function<void(ServedModel&)> observer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  observer_ = std::move(observer);
+}
+
+void ModelManager::reaper() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+    if (stopping_) break;
+    const auto now = std::chrono::system_clock::now();
+    std::vector<std::shared_ptr<ServedModel>> expired, live;
+    for (auto& [name, entry] : entries_) {
+      if (!entry.served) continue;
+      if (entry.leases == 0 && entry.expires_at && *entry.expires_at <= now) {
+        expired.push_back(std::move(entry.served));
+        entry.expires_at.reset();
+      } else {
+        live.push_back(entry.served);
+      }
+    }
+    const auto observer = observer_;
+    lock.unlock();
+    if (observer) {
+      for (auto& model : live) observer(*model);
+    }
+    live.clear();
+    for (auto& model : expired) retire(std::move(model));
+    expired.clear();
+    lock.lock();
+  }
+}
+
+void ModelManager::preload(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    preloading_ = true;
+  }
+  preloader_ = std::thread([this, name] {
+    auto lease = acquire(name, {options_.default_keep_alive, std::nullopt});
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!lease) preload_error_ = lease.error().message();
+    preloading_ = false;
+    // The lease is released after the lock (at the end of this scope, after `lock`).
+  });
+}
+
+bool ModelManager::ready() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !preloading_;
+}
+
+std::optional<std::string> ModelManager::preload_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return preload_error_;
+}
+
+}  // namespace sinter::server

@@ -1,0 +1,176 @@
+// The models a server offers and the ones it has loaded. Models are GGUF files (one given with
+// -m, or every *.gguf in a folder, named by file name without the extension). A model loads on
+// first use, with one Scheduler that serves all of its requests, and unloads after the
+// keep_alive of its last request (Ollama's semantics: a duration; 0 unloads as soon as no request
+// uses it; negative keeps it loaded).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "chat/chat_template.h"
+#include "runtime/loaded_model.h"
+#include "runtime/scheduler.h"
+#include "server/durations.h"
+#include "tokenizer/tokenizer.h"
+
+namespace sinter::server {
+
+using SystemTime = std::chrono::system_clock::time_point;
+
+struct ModelFile {
+  std::string name;  // file name without ".gguf" (and without "-00001-of-0000N" for split models)
+  std::string path;
+  uint64_t bytes = 0;  // all shards
+  SystemTime modified;
+  std::string digest;  // see file_digest()
+};
+
+struct ServingOptions {
+  LoadOptions load;                  // backend and threads
+  int32_t parallel = 4;              // sequences per forward pass, per model
+  int32_t context_per_sequence = 0;  // 0: the model's training context, at most 4096
+  int32_t n_batch = 512;
+  size_t max_queue = 64;  // requests waiting per model beyond the running ones
+  DType kv_type = DType::F16;
+  KeepAlive default_keep_alive = std::chrono::minutes(5);
+};
+
+// A loaded model and its scheduler, shared by the requests that use it.
+struct ServedModel {
+  ModelFile file;
+  std::shared_ptr<const LoadedModel> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  chat::ChatTemplate chat_template;
+  bool has_chat_template = false;  // false: the model has none and ChatML is used for chat
+  std::unique_ptr<Scheduler> scheduler;
+  int32_t context_per_sequence = 0;
+  uint64_t memory_bytes = 0;  // weights + KV cache
+  SystemTime loaded_at;
+  // Guarded by the server metrics' mutex: what the metrics have already counted.
+  SchedulerMetrics absorbed;  // the scheduler's counters at the last look
+  bool load_counted = false;
+};
+
+class ModelManager;
+
+// A request's hold on a loaded model: the model stays loaded while a lease exists; when the last
+// one goes, the keep_alive of the request decides when it unloads.
+class ModelLease {
+ public:
+  ModelLease() = default;
+  ModelLease(ModelLease&& other) noexcept { *this = std::move(other); }
+  ModelLease& operator=(ModelLease&& other) noexcept;
+  ModelLease(const ModelLease&) = delete;
+  ModelLease& operator=(const ModelLease&) = delete;
+  ~ModelLease() { release(); }
+
+  ServedModel& operator*() const { return *model_; }
+  ServedModel* operator->() const { return model_.get(); }
+  explicit operator bool() const { return model_ != nullptr; }
+  int64_t load_ns() const { return load_ns_; }
+  void release();
+
+ private:
+  friend class ModelManager;
+  ModelManager* manager_ = nullptr;
+  std::string name_;
+  std::shared_ptr<ServedModel> model_;
+  KeepAlive keep_alive_{0};
+  int64_t load_ns_ = 0;
+};
+
+struct LoadedModelInfo {
+  ModelFile file;
+  int32_t context_per_sequence = 0;
+  int32_t parallel = 0;
+  uint64_t memory_bytes = 0;
+  std::optional<SystemTime> expires_at;  // nullopt: kept loaded
+  int32_t requests = 0;                  // in flight
+};
+
+class ModelManager {
+ public:
+  // Exactly one of `file` and `directory`.
+  static Result<std::unique_ptr<ModelManager>> create(const std::string& file, const std::string& directory,
+                                                      const ServingOptions& options);
+  ~ModelManager();
+
+  // The models offered (the folder is read again on each call), sorted by name.
+  std::vector<ModelFile> list();
+  // "name", "name:latest" or "name.gguf"; kNotFound naming it otherwise.
+  Result<ModelFile> find(std::string_view name);
+
+  struct AcquireOptions {
+    KeepAlive keep_alive;
+    // A context per sequence (Ollama's num_ctx): used when this request loads the model, and the
+    // model is reloaded with it when it differs and no request uses the model.
+    std::optional<int32_t> context_per_sequence;
+  };
+  // Loads the model if needed (other requests for it wait for the same load).
+  Result<ModelLease> acquire(std::string_view name, const AcquireOptions& options);
+  // Unloads the model now, or when its last request finishes. False when it was not loaded.
+  bool unload(std::string_view name);
+
+  std::vector<LoadedModelInfo> loaded();
+  // Calls `fn` for each loaded model (outside the manager's lock).
+  void for_each_loaded(const std::function<void(ServedModel&)>& fn);
+  // Called once a second for each loaded model, and for a model about to unload.
+  void set_observer(std::function<void(ServedModel&)> observer);
+
+  // Loads the model in the background (sinter serve -m); ready() says when that is done.
+  void preload(const std::string& name);
+  bool ready() const;
+  std::optional<std::string> preload_error() const;
+
+  const ServingOptions& options() const { return options_; }
+
+ private:
+  struct Entry {
+    ModelFile file;
+    std::shared_ptr<ServedModel> served;
+    bool loading = false;
+    int32_t leases = 0;
+    KeepAlive keep_alive{0};               // of the most recent request
+    std::optional<SystemTime> expires_at;  // set when idle; nullopt: never
+    bool unload_when_idle = false;
+  };
+  friend class ModelLease;
+  ModelManager() = default;
+  void rescan_locked();
+  Entry* find_locked(std::string_view name);
+  void release(const std::string& name, KeepAlive keep_alive);
+  void set_idle_expiry_locked(Entry& entry);
+  void retire(std::shared_ptr<ServedModel> model);  // observer, then drop (outside the lock)
+  void reaper();
+
+  std::string single_file_;
+  std::string directory_;
+  ServingOptions options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // loads finished, leases released, stopping
+  std::map<std::string, Entry, std::less<>> entries_;
+  std::function<void(ServedModel&)> observer_;
+  bool stopping_ = false;
+  bool preloading_ = false;
+  std::optional<std::string> preload_error_;
+  std::thread reaper_;
+  std::thread preloader_;
+};
+
+// Loads a model for serving: weights, tokenizer, chat template (ChatML when it has none, said in
+// the log) and a scheduler with the given context per sequence.
+Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, const ServingOptions& options,
+                                                       std::optional<int32_t> context_per_sequence);
+
+}  // namespace sinter::server

@@ -1,0 +1,375 @@
+// Ollama's API (https://github.com/ollama/ollama/blob/main/docs/api.md), the parts that make
+// sense for a server of local GGUF files.
+#include <map>
+#include <mutex>
+
+#include "core/log.h"
+#include "gguf/gguf_file.h"
+#include "server/api_routes.h"
+#include "server/durations.h"
+#include "server/generation_request.h"
+#include "server/json_fields.h"
+#include "server/model_info.h"
+
+#ifndef SINTER_VERSION
+#define SINTER_VERSION "0.0.0"
+#endif
+
+namespace sinter::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The NDJSON answer of /api/generate (chat false) and /api/chat (chat true).
+class OllamaShape : public ResponseShape {
+ public:
+  OllamaShape(std::string model, bool chat) : model_(std::move(model)), chat_(chat) {}
+
+  const char* stream_content_type() const override { return "application/x-ndjson"; }
+
+  std::string stream_piece(const std::string& text) override {
+    Json chunk = base();
+    put_text(chunk, text);
+    chunk["done"] = false;
+    return dump_json(chunk) + "\n";
+  }
+
+  std::string stream_end(const Completion& completion) override {
+    return dump_json(final(completion, "")) + "\n";
+  }
+
+  std::string stream_error(const std::string& message) override {
+    return dump_json(Json{{"error", message}}) + "\n";
+  }
+
+  Json whole(const Completion& completion) override { return final(completion, completion.text); }
+
+ private:
+  Json base() const { return Json{{"model", model_}, {"created_at", now_rfc3339()}}; }
+
+  void put_text(Json& chunk, const std::string& text) const {
+    if (chat_) {
+      chunk["message"] = Json{{"role", "assistant"}, {"content", text}};
+    } else {
+      chunk["response"] = text;
+    }
+  }
+
+  Json final(const Completion& completion, const std::string& text) const {
+    Json chunk = base();
+    put_text(chunk, text);
+    chunk["done"] = true;
+    chunk["done_reason"] = finish_reason(completion.stats.stop_reason);
+    if (!chat_) {
+      std::vector<TokenId> context = completion.prompt;
+      context.insert(context.end(), completion.tokens.begin(), completion.tokens.end());
+      chunk["context"] = context;
+    }
+    const RequestStats& stats = completion.stats;
+    chunk["total_duration"] = completion.total_ns;
+    chunk["load_duration"] = completion.load_ns;
+    chunk["prompt_eval_count"] = stats.prompt_tokens;
+    chunk["prompt_eval_duration"] = stats.prompt_ns;
+    chunk["eval_count"] = stats.generated_tokens;
+    chunk["eval_duration"] = stats.generation_ns;
+    return chunk;
+  }
+
+  std::string model_;
+  bool chat_;
+};
+
+// Facts read from model files for /api/tags, kept per file version (digest).
+class DetailsCache {
+ public:
+  ModelDetails get(const ModelFile& file) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = cache_.find(file.digest); it != cache_.end()) return it->second;
+    }
+    ModelDetails details;
+    if (auto gguf = GgufFile::open(file.path)) {
+      details = read_model_details(*gguf);
+    } else {
+      log_warn("server", file.name, ": ", gguf.error().message());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache_[file.digest] = details;
+    return details;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, ModelDetails> cache_;
+};
+
+DetailsCache& details_cache() {
+  static DetailsCache cache;
+  return cache;
+}
+
+// The fields both generation endpoints read before touching a model.
+struct OllamaCommon {
+  std::string model;
+  bool stream = true;
+  KeepAlive keep_alive{0};
+  RequestedGeneration generation;
+  std::optional<std::string> template_source;
+};
+
+Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
+  OllamaCommon common;
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto model, fields.string("model"));
+  if (!model || model->empty()) return make_error(ErrorCode::kInvalidArgument, "model is required");
+  common.model = *model;
+  SINTER_ASSIGN(const auto stream, fields.boolean("stream"));
+  common.stream = stream.value_or(true);
+  common.keep_alive = models.options().default_keep_alive;
+  if (const Json* keep_alive = fields.find("keep_alive")) {
+    SINTER_ASSIGN(common.keep_alive, parse_keep_alive(*keep_alive, "keep_alive"));
+  }
+  if (const Json* format = fields.find("format");
+      format != nullptr && !(format->is_string() && format->empty())) {
+    return make_error(ErrorCode::kInvalidArgument, "format (structured output) is not supported");
+  }
+  SINTER_ASSIGN(const Json* options, fields.object("options"));
+  SINTER_ASSIGN(common.generation, read_ollama_options(options));
+  SINTER_ASSIGN(common.template_source, fields.string("template"));
+  SINTER_ASSIGN(const Json* tools, fields.array("tools"));
+  if (tools != nullptr && !tools->empty())
+    return make_error(ErrorCode::kInvalidArgument, "tools are not supported");
+  return common;
+}
+
+// An empty prompt loads the model (or, with keep_alive 0, unloads it), as in Ollama.
+void load_or_unload(ServerState& state, const OllamaCommon& common, bool chat, httplib::Response& res) {
+  Json answer{{"model", common.model}, {"created_at", now_rfc3339()}};
+  if (chat) answer["message"] = Json{{"role", "assistant"}, {"content", ""}};
+  if (!chat) answer["response"] = "";
+  answer["done"] = true;
+  if (common.keep_alive == KeepAlive(0)) {
+    state.models->unload(common.model);
+    answer["done_reason"] = "unload";
+  } else {
+    auto lease =
+        state.models->acquire(common.model, {common.keep_alive, common.generation.context_per_sequence});
+    if (!lease) return reply_error(res, lease.error());
+    answer["done_reason"] = "load";
+  }
+  reply_json(res, answer);
+}
+
+Result<ModelLease> acquire(ServerState& state, const OllamaCommon& common) {
+  return state.models->acquire(common.model, {common.keep_alive, common.generation.context_per_sequence});
+}
+
+Status handle_generate(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const auto arrived = Clock::now();
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto prompt, fields.string("prompt"));
+  SINTER_ASSIGN(const auto system, fields.string("system"));
+  SINTER_ASSIGN(const auto raw, fields.boolean("raw"));
+  SINTER_ASSIGN(const auto suffix, fields.string("suffix"));
+  if (suffix && !suffix->empty())
+    return make_error(ErrorCode::kInvalidArgument, "suffix (fill-in-the-middle) is not supported");
+  SINTER_ASSIGN(const Json* images, fields.array("images"));
+  if (images != nullptr && !images->empty())
+    return make_error(ErrorCode::kInvalidArgument, "images are not supported");
+  SINTER_ASSIGN(const Json* context, fields.array("context"));
+  SINTER_TRY(state.models->find(common.model));
+
+  if (prompt.value_or("").empty() && (context == nullptr || context->empty())) {
+    load_or_unload(state, common, false, res);
+    return ok_status();
+  }
+  SINTER_ASSIGN(ModelLease lease, acquire(state, common));
+  std::string text = prompt.value_or("");
+  if (!raw.value_or(false)) {
+    SINTER_ASSIGN(text, render_generate_prompt(*lease, text, system, common.template_source));
+  }
+  PromptTokens tokens;
+  if (context != nullptr && !context->empty()) {
+    // A previous answer's context continues: its tokens, then the new text without a second BOS.
+    SINTER_ASSIGN(tokens, prompt_from_ids(*lease, *context, "context"));
+    SINTER_ASSIGN(const PromptTokens more, tokenize_prompt(*lease, text, false));
+    tokens.tokens.insert(tokens.tokens.end(), more.tokens.begin(), more.tokens.end());
+  } else {
+    SINTER_ASSIGN(tokens, tokenize_prompt(*lease, text));
+  }
+  GenerationJob job;
+  SINTER_ASSIGN(job.options,
+                make_generation_options(common.generation, kOllamaDefaults, *lease, state.overflow));
+  job.lease = std::move(lease);
+  job.prompt = std::move(tokens);
+  job.shape = std::make_unique<OllamaShape>(common.model, false);
+  job.stream = common.stream;
+  job.arrived = arrived;
+  run_generation(state, std::move(job), res);
+  return ok_status();
+}
+
+Status handle_chat(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const auto arrived = Clock::now();
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
+  JsonFields fields(body);
+  SINTER_ASSIGN(const Json* messages_json, fields.array("messages"));
+  chat::Json messages = chat::Json::array();
+  if (messages_json != nullptr) {
+    SINTER_ASSIGN(messages, read_messages(*messages_json, "messages"));
+  }
+  SINTER_TRY(state.models->find(common.model));
+  if (messages.empty()) {
+    load_or_unload(state, common, true, res);
+    return ok_status();
+  }
+  SINTER_ASSIGN(ModelLease lease, acquire(state, common));
+  SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, common.template_source));
+  GenerationJob job;
+  SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, text));
+  SINTER_ASSIGN(job.options,
+                make_generation_options(common.generation, kOllamaDefaults, *lease, state.overflow));
+  job.lease = std::move(lease);
+  job.shape = std::make_unique<OllamaShape>(common.model, true);
+  job.stream = common.stream;
+  job.arrived = arrived;
+  run_generation(state, std::move(job), res);
+  return ok_status();
+}
+
+Json describe_model(const ModelFile& file) {
+  const ModelDetails details = details_cache().get(file);
+  return Json{{"name", file.name},  {"model", file.name},    {"modified_at", format_rfc3339(file.modified)},
+              {"size", file.bytes}, {"digest", file.digest}, {"details", details_json(details)}};
+}
+
+Status handle_tags(ServerState& state, httplib::Response& res) {
+  Json models = Json::array();
+  for (const ModelFile& file : state.models->list()) models.push_back(describe_model(file));
+  reply_json(res, {{"models", models}});
+  return ok_status();
+}
+
+Status handle_show(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  JsonFields fields(body);
+  SINTER_ASSIGN(auto name, fields.string("model"));
+  if (!name) {
+    SINTER_ASSIGN(name, fields.string("name"));  // the older spelling
+  }
+  if (!name || name->empty()) return make_error(ErrorCode::kInvalidArgument, "model is required");
+  SINTER_ASSIGN(const auto verbose, fields.boolean("verbose"));
+  SINTER_ASSIGN(const ModelFile file, state.models->find(*name));
+  SINTER_ASSIGN(const GgufFile gguf, GgufFile::open(file.path));
+  const ModelDetails details = read_model_details(gguf);
+  std::string template_source;
+  if (auto chat_template = chat::ChatTemplate::from_metadata(gguf.metadata());
+      chat_template && !chat_template->is_builtin_chatml) {
+    template_source = chat_template->source;
+  }
+  Json answer{{"modelfile", "# Modelfile generated by sinter\nFROM " + file.path + "\n"},
+              {"parameters", ""},
+              {"template", template_source},
+              {"details", details_json(details)},
+              {"model_info", model_info_json(gguf, details, verbose.value_or(false))},
+              {"capabilities", Json::array({"completion"})},
+              {"modified_at", format_rfc3339(file.modified)}};
+  reply_json(res, answer);
+  return ok_status();
+}
+
+Status handle_ps(ServerState& state, httplib::Response& res) {
+  Json models = Json::array();
+  const auto forever = std::chrono::system_clock::now() + std::chrono::hours(24 * 365 * 100);
+  for (const LoadedModelInfo& info : state.models->loaded()) {
+    Json entry = describe_model(info.file);
+    entry.erase("modified_at");
+    entry["size"] = info.memory_bytes;
+    entry["size_vram"] = 0;
+    entry["expires_at"] = format_rfc3339(info.expires_at.value_or(forever));
+    entry["context_length"] = info.context_per_sequence;
+    entry["parallel"] = info.parallel;
+    entry["requests"] = info.requests;
+    models.push_back(std::move(entry));
+  }
+  reply_json(res, {{"models", models}});
+  return ok_status();
+}
+
+Status handle_tokenize(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto model, fields.string("model"));
+  if (!model || model->empty()) return make_error(ErrorCode::kInvalidArgument, "model is required");
+  SINTER_ASSIGN(const auto content, fields.string("content"));
+  if (!content) return make_error(ErrorCode::kInvalidArgument, "content is required (the text to tokenize)");
+  SINTER_ASSIGN(const auto add_special, fields.boolean("add_special"));
+  SINTER_ASSIGN(const auto parse_special, fields.boolean("parse_special"));
+  SINTER_ASSIGN(ModelLease lease,
+                state.models->acquire(*model, {state.models->options().default_keep_alive, {}}));
+  SINTER_ASSIGN(const std::vector<TokenId> tokens,
+                lease->tokenizer->encode(
+                    *content, EncodeOptions{add_special.value_or(true), parse_special.value_or(true)}));
+  reply_json(res, {{"model", *model}, {"tokens", tokens}});
+  return ok_status();
+}
+
+Status handle_detokenize(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto model, fields.string("model"));
+  if (!model || model->empty()) return make_error(ErrorCode::kInvalidArgument, "model is required");
+  SINTER_ASSIGN(const Json* ids, fields.array("tokens"));
+  if (ids == nullptr)
+    return make_error(ErrorCode::kInvalidArgument, "tokens is required (an array of token ids)");
+  SINTER_ASSIGN(const auto render_special, fields.boolean("render_special"));
+  SINTER_ASSIGN(ModelLease lease,
+                state.models->acquire(*model, {state.models->options().default_keep_alive, {}}));
+  SINTER_ASSIGN(const PromptTokens tokens, prompt_from_ids(*lease, *ids, "tokens"));
+  const std::string content = lease->tokenizer->decode(tokens.tokens, render_special.value_or(false));
+  reply_json(res, {{"model", *model}, {"content", content}});
+  return ok_status();
+}
+
+// Wraps a handler that may fail: its error becomes {"error": ...} with the matching status.
+template <class Handler>
+httplib::Server::Handler guarded(ServerState& state, Handler handler) {
+  return [&state, handler](const httplib::Request& req, httplib::Response& res) {
+    Status status = handler(state, req, res);
+    if (!status) reply_error(res, status.error());
+  };
+}
+
+}  // namespace
+
+std::string now_rfc3339() { return format_rfc3339(std::chrono::system_clock::now()); }
+
+void add_ollama_routes(httplib::Server& http, ServerState& state) {
+  http.Post("/api/generate", guarded(state, handle_generate));
+  http.Post("/api/chat", guarded(state, handle_chat));
+  http.Get("/api/tags", guarded(state, [](ServerState& s, const httplib::Request&, httplib::Response& res) {
+             return handle_tags(s, res);
+           }));
+  http.Post("/api/show", guarded(state, handle_show));
+  http.Get("/api/ps", guarded(state, [](ServerState& s, const httplib::Request&, httplib::Response& res) {
+             return handle_ps(s, res);
+           }));
+  http.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+    reply_json(res, {{"version", SINTER_VERSION}});
+  });
+  http.Post("/api/tokenize", guarded(state, handle_tokenize));
+  http.Post("/api/detokenize", guarded(state, handle_detokenize));
+  const auto not_supported = [](const httplib::Request& req, httplib::Response& res) {
+    reply_error(res, 501, req.path + " is not supported: sinter serves the GGUF files it was started with");
+  };
+  for (const char* path :
+       {"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/embed", "/api/embeddings"}) {
+    http.Post(path, not_supported);
+  }
+  http.Delete("/api/delete", not_supported);
+}
+
+}  // namespace sinter::server

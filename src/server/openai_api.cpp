@@ -1,0 +1,250 @@
+// OpenAI's API (https://platform.openai.com/docs/api-reference): chat completions, completions
+// and the model list, streaming as server-sent events ending with "data: [DONE]".
+#include <random>
+
+#include "server/api_routes.h"
+#include "server/generation_request.h"
+#include "server/json_fields.h"
+
+#ifndef SINTER_VERSION
+#define SINTER_VERSION "0.0.0"
+#endif
+
+namespace sinter::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string random_id(const char* prefix) {
+  static std::mutex mutex;
+  static std::mt19937_64 generator{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mutex);
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(generator()),
+                static_cast<unsigned long long>(generator()));
+  return std::string(prefix) + std::string(hex, 24);
+}
+
+int64_t unix_seconds(std::chrono::system_clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::seconds>(time.time_since_epoch()).count();
+}
+
+std::string sse(const Json& data) { return "data: " + dump_json(data) + "\n\n"; }
+
+class OpenAiShape : public ResponseShape {
+ public:
+  OpenAiShape(std::string model, bool chat, bool include_usage)
+      : model_(std::move(model)),
+        chat_(chat),
+        include_usage_(include_usage),
+        id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
+        created_(unix_seconds(std::chrono::system_clock::now())) {}
+
+  const char* stream_content_type() const override { return "text/event-stream"; }
+
+  std::string stream_begin() override {
+    if (!chat_) return {};
+    return sse(chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+  }
+
+  std::string stream_piece(const std::string& text) override {
+    return sse(chat_ ? chunk(Json{{"content", text}}, nullptr) : chunk(text, nullptr));
+  }
+
+  std::string stream_end(const Completion& completion) override {
+    const char* reason = finish_reason(completion.stats.stop_reason);
+    std::string out = sse(chat_ ? chunk(Json::object(), reason) : chunk("", reason));
+    if (include_usage_) {
+      Json last = header(true);
+      last["choices"] = Json::array();
+      last["usage"] = usage(completion);
+      out += sse(last);
+    }
+    return out + "data: [DONE]\n\n";
+  }
+
+  std::string stream_error(const std::string& message) override {
+    return sse(Json{
+               {"error",
+                {{"message", message}, {"type", "server_error"}, {"param", nullptr}, {"code", nullptr}}}}) +
+           "data: [DONE]\n\n";
+  }
+
+  std::string stream_keepalive() override { return ": keep-alive\n\n"; }
+
+  Json whole(const Completion& completion) override {
+    Json answer = header(false);
+    Json choice{{"index", 0}};
+    if (chat_) {
+      choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}};
+    } else {
+      choice["text"] = completion.text;
+    }
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = finish_reason(completion.stats.stop_reason);
+    answer["choices"] = Json::array({choice});
+    answer["usage"] = usage(completion);
+    return answer;
+  }
+
+  void error(httplib::Response& res, const Error& error) override { reply_openai_error(res, error); }
+
+ private:
+  Json header(bool streaming) const {
+    const char* object =
+        chat_ ? (streaming ? "chat.completion.chunk" : "chat.completion") : "text_completion";
+    return Json{{"id", id_},
+                {"object", object},
+                {"created", created_},
+                {"model", model_},
+                {"system_fingerprint", "sinter-" SINTER_VERSION}};
+  }
+
+  // A streamed chunk: `content` is the chat delta or the completion text.
+  Json chunk(const Json& content, const Json& reason) const {
+    Json choice{{"index", 0}};
+    choice[chat_ ? "delta" : "text"] = content;
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = reason;
+    Json out = header(true);
+    out["choices"] = Json::array({choice});
+    return out;
+  }
+
+  static Json usage(const Completion& completion) {
+    const int64_t prompt = completion.stats.prompt_tokens, generated = completion.stats.generated_tokens;
+    return Json{
+        {"prompt_tokens", prompt}, {"completion_tokens", generated}, {"total_tokens", prompt + generated}};
+  }
+
+  std::string model_;
+  bool chat_;
+  bool include_usage_;
+  std::string id_;
+  int64_t created_;
+};
+
+struct OpenAiCommon {
+  std::string model;
+  bool stream = false;
+  bool include_usage = false;
+  RequestedGeneration generation;
+};
+
+Result<OpenAiCommon> read_common(const Json& body, bool chat) {
+  OpenAiCommon common;
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto model, fields.string("model"));
+  if (!model || model->empty()) return make_error(ErrorCode::kInvalidArgument, "model is required");
+  common.model = *model;
+  SINTER_ASSIGN(const auto stream, fields.boolean("stream"));
+  common.stream = stream.value_or(false);
+  SINTER_ASSIGN(const Json* stream_options, fields.object("stream_options"));
+  if (stream_options != nullptr) {
+    SINTER_ASSIGN(const auto include_usage,
+                  JsonFields(*stream_options, "stream_options.").boolean("include_usage"));
+    common.include_usage = include_usage.value_or(false);
+  }
+  SINTER_ASSIGN(common.generation, read_openai_parameters(body, chat));
+  return common;
+}
+
+Status handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const auto arrived = Clock::now();
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  SINTER_ASSIGN(const OpenAiCommon common, read_common(body, true));
+  SINTER_ASSIGN(const Json* messages_json, JsonFields(body).array("messages"));
+  if (messages_json == nullptr || messages_json->empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "messages is required (a non-empty array)");
+  }
+  SINTER_ASSIGN(const chat::Json messages, read_messages(*messages_json, "messages"));
+  SINTER_ASSIGN(ModelLease lease,
+                state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
+  SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, std::nullopt));
+  GenerationJob job;
+  SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, text));
+  SINTER_ASSIGN(job.options,
+                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
+  job.lease = std::move(lease);
+  job.shape = std::make_unique<OpenAiShape>(common.model, true, common.include_usage);
+  job.stream = common.stream;
+  job.arrived = arrived;
+  run_generation(state, std::move(job), res);
+  return ok_status();
+}
+
+// "prompt": a string, an array of one string, an array of token ids, or an array of one such array.
+Result<PromptTokens> read_completion_prompt(const ServedModel& model, const Json& prompt) {
+  if (prompt.is_string()) return tokenize_prompt(model, prompt.get<std::string>());
+  if (prompt.is_array() && !prompt.empty()) {
+    if (prompt.size() == 1 && prompt[0].is_string())
+      return tokenize_prompt(model, prompt[0].get<std::string>());
+    if (prompt.size() == 1 && prompt[0].is_array()) return prompt_from_ids(model, prompt[0], "prompt[0]");
+    if (prompt[0].is_number()) return prompt_from_ids(model, prompt, "prompt");
+    return make_error(ErrorCode::kInvalidArgument, "prompt: only one prompt per request is supported, got ",
+                      prompt.size());
+  }
+  return make_error(ErrorCode::kInvalidArgument, "prompt must be a string or an array of token ids, got ",
+                    describe_json(prompt));
+}
+
+Status handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const auto arrived = Clock::now();
+  SINTER_ASSIGN(const Json body, parse_json_object(req.body));
+  SINTER_ASSIGN(const OpenAiCommon common, read_common(body, false));
+  const Json* prompt = JsonFields(body).find("prompt");
+  if (prompt == nullptr) return make_error(ErrorCode::kInvalidArgument, "prompt is required");
+  if (!prompt->is_string() && !prompt->is_array()) {
+    return make_error(ErrorCode::kInvalidArgument, "prompt must be a string or an array of token ids, got ",
+                      describe_json(*prompt));
+  }
+  SINTER_ASSIGN(ModelLease lease,
+                state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
+  GenerationJob job;
+  SINTER_ASSIGN(job.prompt, read_completion_prompt(*lease, *prompt));
+  SINTER_ASSIGN(job.options,
+                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
+  job.lease = std::move(lease);
+  job.shape = std::make_unique<OpenAiShape>(common.model, false, common.include_usage);
+  job.stream = common.stream;
+  job.arrived = arrived;
+  run_generation(state, std::move(job), res);
+  return ok_status();
+}
+
+Json model_object(const ModelFile& file) {
+  return Json{{"id", file.name},
+              {"object", "model"},
+              {"created", unix_seconds(file.modified)},
+              {"owned_by", "sinter"}};
+}
+
+template <class Handler>
+httplib::Server::Handler guarded(ServerState& state, Handler handler) {
+  return [&state, handler](const httplib::Request& req, httplib::Response& res) {
+    Status status = handler(state, req, res);
+    if (!status) reply_openai_error(res, status.error());
+  };
+}
+
+}  // namespace
+
+void add_openai_routes(httplib::Server& http, ServerState& state) {
+  http.Post("/v1/chat/completions", guarded(state, handle_chat_completions));
+  http.Post("/v1/completions", guarded(state, handle_completions));
+  http.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& res) {
+    Json data = Json::array();
+    for (const ModelFile& file : state.models->list()) data.push_back(model_object(file));
+    reply_json(res, {{"object", "list"}, {"data", data}});
+  });
+  http.Get(R"(/v1/models/(.+))", [&state](const httplib::Request& req, httplib::Response& res) {
+    auto file = state.models->find(req.matches[1].str());
+    if (!file) return reply_openai_error(res, file.error());
+    reply_json(res, model_object(*file));
+  });
+  http.Post("/v1/embeddings", [](const httplib::Request&, httplib::Response& res) {
+    reply_openai_error(res, 501, "/v1/embeddings is not supported");
+  });
+}
+
+}  // namespace sinter::server

@@ -1,0 +1,135 @@
+#include "server/prompt.h"
+
+#include "server/json_fields.h"
+
+namespace sinter::server {
+
+Result<chat::Json> read_messages(const nlohmann::ordered_json& messages, std::string_view field) {
+  if (!messages.is_array()) {
+    return make_error(ErrorCode::kInvalidArgument, field, " must be an array of messages, got ",
+                      describe_json(messages));
+  }
+  chat::Json result = chat::Json::array();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const nlohmann::ordered_json& message = messages[i];
+    const std::string where = concat(field, "[", i, "]");
+    if (!message.is_object()) {
+      return make_error(ErrorCode::kInvalidArgument, where, " must be an object, got ",
+                        describe_json(message));
+    }
+    JsonFields fields(message, where + ".");
+    SINTER_ASSIGN(const auto role, fields.string("role"));
+    if (!role || role->empty()) return make_error(ErrorCode::kInvalidArgument, where, ".role is required");
+    SINTER_ASSIGN(const nlohmann::ordered_json* images, fields.array("images"));
+    if (images != nullptr && !images->empty()) {
+      return make_error(ErrorCode::kInvalidArgument, where, ".images: images are not supported");
+    }
+    chat::Json converted = message;
+    converted.erase("images");
+    std::string content;
+    if (const nlohmann::ordered_json* value = fields.find("content")) {
+      if (value->is_string()) {
+        content = value->get<std::string>();
+      } else if (value->is_array()) {
+        for (size_t j = 0; j < value->size(); ++j) {
+          const nlohmann::ordered_json& part = (*value)[j];
+          const std::string part_where = concat(where, ".content[", j, "]");
+          if (!part.is_object()) {
+            return make_error(ErrorCode::kInvalidArgument, part_where, " must be an object, got ",
+                              describe_json(part));
+          }
+          JsonFields part_fields(part, part_where + ".");
+          SINTER_ASSIGN(const auto type, part_fields.string("type"));
+          if (type != "text") {
+            return make_error(ErrorCode::kInvalidArgument, part_where,
+                              ": only text parts are supported, got type '", type.value_or(""), "'");
+          }
+          SINTER_ASSIGN(const auto text, part_fields.string("text"));
+          if (!content.empty()) content += "\n";
+          content += text.value_or("");
+        }
+      } else {
+        return make_error(ErrorCode::kInvalidArgument, where,
+                          ".content must be a string or an array of text parts, got ", describe_json(*value));
+      }
+    }
+    converted["content"] = content;
+    result.push_back(std::move(converted));
+  }
+  return result;
+}
+
+namespace {
+
+Result<chat::ChatTemplate> template_for(const ServedModel& model, const std::optional<std::string>& source) {
+  if (!source || source->empty()) return model.chat_template;
+  auto compiled = chat::ChatTemplate::from_source(*source, "request");
+  if (!compiled) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "template (a Jinja chat template): ", compiled.error().message());
+  }
+  return compiled;
+}
+
+}  // namespace
+
+Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
+                                const std::optional<std::string>& template_source) {
+  SINTER_ASSIGN(const chat::ChatTemplate chat_template, template_for(model, template_source));
+  chat::ChatRequest request;
+  request.messages = messages;
+  request.add_generation_prompt = true;
+  SINTER_TRY(chat::set_special_tokens(model.model->file().metadata(), &request));
+  auto rendered = chat::render(chat_template, request);
+  // The template refused these messages (roles out of order, a raise_exception): the request's fault.
+  if (!rendered)
+    return make_error(ErrorCode::kInvalidArgument, "the chat template failed: ", rendered.error().message());
+  return rendered;
+}
+
+Result<std::string> render_generate_prompt(const ServedModel& model, const std::string& prompt,
+                                           const std::optional<std::string>& system,
+                                           const std::optional<std::string>& template_source) {
+  const bool templated = model.has_chat_template || (template_source && !template_source->empty());
+  if (!templated) {
+    if (system && !system->empty()) return *system + "\n\n" + prompt;
+    return prompt;
+  }
+  chat::Json messages = chat::Json::array();
+  if (system && !system->empty()) messages.push_back({{"role", "system"}, {"content", *system}});
+  messages.push_back({{"role", "user"}, {"content", prompt}});
+  return render_chat(model, messages, template_source);
+}
+
+Result<PromptTokens> tokenize_prompt(const ServedModel& model, const std::string& text, bool add_special) {
+  const Tokenizer& tokenizer = *model.tokenizer;
+  SINTER_ASSIGN(std::vector<TokenId> tokens, tokenizer.encode(text, EncodeOptions{add_special, true}));
+  const TokenId bos = tokenizer.bos();
+  if (tokens.size() >= 2 && tokens[0] == bos && tokens[1] == bos) tokens.erase(tokens.begin());
+  PromptTokens prompt;
+  prompt.has_bos = !tokens.empty() && tokens.front() == bos;
+  prompt.tokens = std::move(tokens);
+  return prompt;
+}
+
+Result<PromptTokens> prompt_from_ids(const ServedModel& model, const nlohmann::ordered_json& ids,
+                                     std::string_view field) {
+  PromptTokens prompt;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const nlohmann::ordered_json& id = ids[i];
+    if (!id.is_number_integer() && !id.is_number_unsigned()) {
+      return make_error(ErrorCode::kInvalidArgument, field, "[", i, "] must be a token id, got ",
+                        describe_json(id));
+    }
+    const int64_t value = id.get<int64_t>();
+    if (value < 0 || value >= model.tokenizer->vocab_size()) {
+      return make_error(ErrorCode::kInvalidArgument, field, "[", i, "]: token ", value,
+                        " is outside the vocabulary [0, ", model.tokenizer->vocab_size(), ")");
+    }
+    prompt.tokens.push_back(static_cast<TokenId>(value));
+  }
+  prompt.has_bos = !prompt.tokens.empty() && prompt.tokens.front() == model.tokenizer->bos();
+  return prompt;
+}
+
+}  // namespace sinter::server

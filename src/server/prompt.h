@@ -1,0 +1,46 @@
+// From a request to prompt tokens: chat messages in the Ollama and OpenAI shapes, rendered with
+// the model's chat template (ChatML when it has none), and the tokenization of prompt text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/chat_template.h"
+#include "server/model_manager.h"
+
+namespace sinter::server {
+
+// Checks `messages` (an array of {"role": ..., "content": ...}) and brings it into the template's
+// shape: content given as an array of text parts becomes one string; null content becomes "".
+// Images and other non-text parts are refused. `field` names the array in errors.
+Result<chat::Json> read_messages(const nlohmann::ordered_json& messages, std::string_view field);
+
+// The conversation rendered with the model's template (or `template_source`, a Jinja template
+// given with the request), ending with the assistant's turn.
+Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
+                                const std::optional<std::string>& template_source);
+
+// Ollama /api/generate without "raw": the prompt (and system text) as a user turn of the chat
+// template; a model without a template gets the text as it is (Ollama's default "{{ .Prompt }}"),
+// with the system text in front.
+Result<std::string> render_generate_prompt(const ServedModel& model, const std::string& prompt,
+                                           const std::optional<std::string>& system,
+                                           const std::optional<std::string>& template_source);
+
+struct PromptTokens {
+  std::vector<TokenId> tokens;
+  bool has_bos = false;
+};
+
+// Tokenizes prompt text; special-token text ("<|im_start|>") becomes special tokens, and BOS is
+// added as the model says (`add_special`) but never twice when the template already wrote it.
+Result<PromptTokens> tokenize_prompt(const ServedModel& model, const std::string& text,
+                                     bool add_special = true);
+
+// Token ids given in a request (a list of integers), checked against the vocabulary.
+Result<PromptTokens> prompt_from_ids(const ServedModel& model, const nlohmann::ordered_json& ids,
+                                     std::string_view field);
+
+}  // namespace sinter::server

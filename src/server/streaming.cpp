@@ -1,0 +1,218 @@
+#include "server/streaming.h"
+
+#include "core/log.h"
+#include "server/json_fields.h"
+
+namespace sinter::server {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+constexpr auto kKeepaliveInterval = std::chrono::seconds(5);
+
+int64_t nanoseconds_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+const char* openai_error_type(int status) {
+  if (status == 404) return "not_found_error";
+  if (status == 503) return "server_busy";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+void set_retry_after(httplib::Response& res, const Error& error) {
+  if (error.code() == ErrorCode::kBusy) res.set_header("Retry-After", "1");
+}
+
+// The state of one streamed answer, shared by httplib's content provider and its releaser.
+class StreamingAnswer {
+ public:
+  StreamingAnswer(ServerState& server, GenerationJob job, std::shared_ptr<RequestStream> stream)
+      : server_(server), job_(std::move(job)), stream_(std::move(stream)) {
+    completion_.prompt = job_.prompt.tokens;
+  }
+
+  // Writes what the scheduler produced since the last call. False: the client is gone.
+  bool pump(httplib::DataSink& sink) {
+    if (!began_) {
+      began_ = true;
+      last_write_ = Clock::now();
+      if (!write(sink, job_.shape->stream_begin())) return false;
+    }
+    for (;;) {
+      if (server_.stopping.load()) {
+        stream_->cancel();
+        write(sink, job_.shape->stream_error("the server is shutting down"));
+        return end(sink);
+      }
+      std::optional<RequestEvent> event = stream_->pop(kPollInterval);
+      if (!event) {
+        // Nothing new: hand control back to httplib (it checks the socket and calls again).
+        if (Clock::now() - last_write_ >= kKeepaliveInterval &&
+            !write(sink, job_.shape->stream_keepalive())) {
+          return false;
+        }
+        return true;
+      }
+      switch (event->kind) {
+        case RequestEvent::Kind::kText:
+          completion_.text += event->text;
+          if (!write(sink, job_.shape->stream_piece(event->text))) return false;
+          break;
+        case RequestEvent::Kind::kDone:
+          if (event->stats.stop_reason == StopReason::kCancelled) return false;
+          completion_.tokens = std::move(event->tokens);
+          completion_.stats = event->stats;
+          completion_.load_ns = job_.lease.load_ns();
+          completion_.total_ns = nanoseconds_since(job_.arrived);
+          if (!write(sink, job_.shape->stream_end(completion_))) return false;
+          return end(sink);
+        case RequestEvent::Kind::kError:
+          log_warn("server", job_.lease->file.name, ": generation failed: ", event->text);
+          write(sink, job_.shape->stream_error(event->text));
+          return end(sink);
+      }
+    }
+  }
+
+  // httplib is done with the response: `success` false when the connection failed.
+  void release(bool success) {
+    if (!success || !finished_) {
+      stream_->cancel();
+      if (!finished_ && job_.lease) server_.metrics->record_cancelled(job_.lease->file.name);
+    }
+    job_.lease.release();
+  }
+
+ private:
+  bool write(httplib::DataSink& sink, const std::string& data) {
+    if (data.empty()) return true;
+    if (!sink.write(data.data(), data.size())) {
+      stream_->cancel();
+      return false;
+    }
+    last_write_ = Clock::now();
+    return true;
+  }
+
+  bool end(httplib::DataSink& sink) {
+    finished_ = true;
+    sink.done();
+    // The request is over: let keep_alive 0 unload the model without waiting for the socket.
+    job_.lease.release();
+    return true;
+  }
+
+  ServerState& server_;
+  GenerationJob job_;
+  std::shared_ptr<RequestStream> stream_;
+  Completion completion_;
+  bool began_ = false;
+  bool finished_ = false;
+  Clock::time_point last_write_;
+};
+
+}  // namespace
+
+int http_status_for(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kContextFull:
+    case ErrorCode::kUnsupported: return 400;
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kBusy:
+    case ErrorCode::kCancelled: return 503;
+    default: return 500;
+  }
+}
+
+void reply_json(httplib::Response& res, const nlohmann::ordered_json& body, int status) {
+  res.status = status;
+  res.set_content(dump_json(body), "application/json; charset=utf-8");
+}
+
+void reply_error(httplib::Response& res, int status, const std::string& message) {
+  reply_json(res, {{"error", message}}, status);
+}
+
+void reply_error(httplib::Response& res, const Error& error) {
+  set_retry_after(res, error);
+  reply_error(res, http_status_for(error.code()), error.message());
+}
+
+void reply_openai_error(httplib::Response& res, int status, const std::string& message) {
+  reply_json(
+      res,
+      {{"error",
+        {{"message", message}, {"type", openai_error_type(status)}, {"param", nullptr}, {"code", nullptr}}}},
+      status);
+}
+
+void reply_openai_error(httplib::Response& res, const Error& error) {
+  set_retry_after(res, error);
+  reply_openai_error(res, http_status_for(error.code()), error.message());
+}
+
+const char* finish_reason(StopReason reason) {
+  switch (reason) {
+    case StopReason::kMaxTokens:
+    case StopReason::kContextFull: return "length";
+    default: return "stop";
+  }
+}
+
+void run_generation(ServerState& state, GenerationJob job, httplib::Response& res) {
+  SchedulerRequest request;
+  request.prompt = job.prompt.tokens;
+  request.prompt_has_bos = job.prompt.has_bos;
+  request.options = job.options;
+  auto submitted = job.lease->scheduler->submit(std::move(request));
+  if (!submitted) {
+    if (submitted.error().code() == ErrorCode::kBusy)
+      log_info("server", job.lease->file.name, ": queue full, 503");
+    job.shape->error(res, submitted.error());
+    return;
+  }
+  std::shared_ptr<RequestStream> stream = std::move(submitted).value();
+
+  if (job.stream) {
+    const std::string content_type = job.shape->stream_content_type();
+    auto answer = std::make_shared<StreamingAnswer>(state, std::move(job), std::move(stream));
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        content_type, [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
+        [answer](bool success) { answer->release(success); });
+    return;
+  }
+
+  Completion completion;
+  completion.prompt = job.prompt.tokens;
+  for (;;) {
+    if (state.stopping.load()) {
+      stream->cancel();
+      job.shape->error(res, Error(ErrorCode::kCancelled, "the server is shutting down"));
+      return;
+    }
+    std::optional<RequestEvent> event = stream->pop(kPollInterval);
+    if (!event) continue;
+    if (event->kind == RequestEvent::Kind::kText) {
+      completion.text += event->text;
+      continue;
+    }
+    if (event->kind == RequestEvent::Kind::kError) {
+      log_warn("server", job.lease->file.name, ": generation failed: ", event->text);
+      job.shape->error(res, Error(event->error_code, event->text));
+      return;
+    }
+    completion.tokens = std::move(event->tokens);
+    completion.stats = event->stats;
+    break;
+  }
+  completion.load_ns = job.lease.load_ns();
+  completion.total_ns = nanoseconds_since(job.arrived);
+  job.lease.release();
+  reply_json(res, job.shape->whole(completion));
+}
+
+}  // namespace sinter::server

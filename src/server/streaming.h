@@ -1,0 +1,86 @@
+// Answering generation requests: submit to the model's scheduler, then either stream the text
+// as it comes (NDJSON for Ollama, server-sent events for OpenAI) or answer with one JSON object
+// at the end. A streaming client that goes away cancels its request (the next write fails);
+// a full queue is 503 with Retry-After.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/scheduler.h"
+#include "server/metrics.h"
+#include "server/model_manager.h"
+#include "server/prompt.h"
+
+namespace sinter::server {
+
+using Clock = std::chrono::steady_clock;
+
+// What the handlers share.
+struct ServerState {
+  ModelManager* models = nullptr;
+  ServerMetrics* metrics = nullptr;
+  OverflowPolicy overflow = OverflowPolicy::kError;
+  std::atomic<bool> stopping{false};
+};
+
+// The HTTP status for an error: invalid input and prompts over the context 400, unknown models
+// 404, a full queue or shutdown 503, anything else 500.
+int http_status_for(ErrorCode code);
+
+// {"error": "message"} (Ollama and sinter's own routes).
+void reply_error(httplib::Response& res, int status, const std::string& message);
+void reply_error(httplib::Response& res, const Error& error);
+// {"error": {"message", "type", "param", "code"}} (the OpenAI routes).
+void reply_openai_error(httplib::Response& res, int status, const std::string& message);
+void reply_openai_error(httplib::Response& res, const Error& error);
+void reply_json(httplib::Response& res, const nlohmann::ordered_json& body, int status = 200);
+
+// A finished generation, for the final chunk or the whole answer.
+struct Completion {
+  std::vector<TokenId> prompt;
+  std::string text;
+  std::vector<TokenId> tokens;  // generated (end-of-generation token excluded)
+  RequestStats stats;
+  int64_t load_ns = 0;   // time spent loading (or waiting for) the model
+  int64_t total_ns = 0;  // from the request's arrival to its end
+};
+
+// "stop" (end of generation, stop string) or "length" (token limit, full context).
+const char* finish_reason(StopReason reason);
+
+// How one endpoint writes its answer.
+class ResponseShape {
+ public:
+  virtual ~ResponseShape() = default;
+  virtual const char* stream_content_type() const = 0;
+  virtual std::string stream_begin() { return {}; }
+  virtual std::string stream_piece(const std::string& text) = 0;
+  virtual std::string stream_end(const Completion& completion) = 0;
+  virtual std::string stream_error(const std::string& message) = 0;
+  // Written every few seconds while nothing else is (SSE comments); empty: nothing.
+  virtual std::string stream_keepalive() { return {}; }
+  virtual nlohmann::ordered_json whole(const Completion& completion) = 0;
+  // The error body of this API (reply_error or reply_openai_error).
+  virtual void error(httplib::Response& res, const Error& error) { reply_error(res, error); }
+};
+
+struct GenerationJob {
+  ModelLease lease;
+  PromptTokens prompt;
+  GenerationOptions options;
+  std::unique_ptr<ResponseShape> shape;
+  bool stream = true;
+  Clock::time_point arrived;
+};
+
+// Submits the job and sets up the response (a chunked provider when streaming).
+void run_generation(ServerState& state, GenerationJob job, httplib::Response& res);
+
+}  // namespace sinter::server

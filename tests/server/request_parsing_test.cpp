@@ -1,0 +1,135 @@
+// Request parsing without a server: durations, typed fields, sampling options of both APIs.
+#include <gtest/gtest.h>
+
+#include "server/durations.h"
+#include "server/generation_request.h"
+#include "server/json_fields.h"
+
+namespace sinter::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Durations, GoDurationsAndSeconds) {
+  EXPECT_EQ(*parse_duration("5m"), 5min);
+  EXPECT_EQ(*parse_duration("1h30m"), 90min);
+  EXPECT_EQ(*parse_duration("300ms"), 300ms);
+  EXPECT_EQ(*parse_duration("1.5h"), 90min);
+  EXPECT_EQ(*parse_duration("2us"), 2us);
+  EXPECT_EQ(*parse_duration("10ns"), 10ns);
+  EXPECT_EQ(*parse_duration("300"), 300s);
+  EXPECT_EQ(*parse_duration("0"), 0ns);
+  EXPECT_LT(*parse_duration("-1"), 0ns);
+  EXPECT_LT(*parse_duration("-5m"), 0ns);
+  for (const char* bad : {"", "m", "5 m", "5x", "1h30", "--1", "1..5s", "five"}) {
+    EXPECT_FALSE(parse_duration(bad)) << bad;
+  }
+  EXPECT_NE(parse_duration("5 minutes").error().message().find("'5 minutes' is not a duration"),
+            std::string::npos);
+}
+
+TEST(Durations, KeepAliveFields) {
+  EXPECT_EQ(*parse_keep_alive(Json(60), "keep_alive"), 60s);
+  EXPECT_EQ(*parse_keep_alive(Json(0.5), "keep_alive"), 500ms);
+  EXPECT_LT(*parse_keep_alive(Json(-1), "keep_alive"), 0ns);
+  EXPECT_EQ(*parse_keep_alive(Json("10m"), "keep_alive"), 10min);
+  EXPECT_EQ(parse_keep_alive(Json(1e300), "keep_alive").value(), KeepAlive::max());
+  const auto wrong = parse_keep_alive(Json::array(), "keep_alive");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message().find("keep_alive must be a duration"), std::string::npos);
+}
+
+TEST(Durations, Rfc3339) {
+  const auto time = std::chrono::system_clock::time_point(std::chrono::seconds(1714564800) + 123456789ns);
+  EXPECT_EQ(format_rfc3339(time), "2024-05-01T12:00:00.123456789Z");
+}
+
+TEST(JsonFields, TypesAndPaths) {
+  const Json object =
+      Json::parse(R"({"a": 1, "b": 1.5, "c": "x", "d": true, "e": null, "f": [1], "g": ["p", "q"],
+                                     "h": 3.0, "i": 18446744073709551615})");
+  JsonFields fields(object, "options.");
+  EXPECT_EQ(*fields.integer("a").value(), 1);
+  EXPECT_EQ(*fields.integer("h").value(), 3);
+  EXPECT_FALSE(fields.integer("e").value().has_value());
+  EXPECT_FALSE(fields.integer("missing").value().has_value());
+  EXPECT_EQ(fields.integer("b").error().message(), "options.b must be an integer, got number 1.5");
+  EXPECT_EQ(fields.integer("c").error().message(), "options.c must be an integer, got string \"x\"");
+  EXPECT_EQ(fields.integer("i").error().message(), "options.i is out of range: 18446744073709551615");
+  EXPECT_EQ(fields.integer("a", 2, 5).error().message(), "options.a must be between 2 and 5, got 1");
+  EXPECT_EQ(*fields.number("b").value(), 1.5);
+  EXPECT_EQ(fields.number("d").error().message(), "options.d must be a number, got true");
+  EXPECT_EQ(*fields.boolean("d").value(), true);
+  EXPECT_EQ(*fields.string("c").value(), "x");
+  EXPECT_EQ(fields.string("f").error().message(), "options.f must be a string, got array");
+  EXPECT_EQ(*fields.strings("c").value(), std::vector<std::string>{"x"});
+  EXPECT_EQ(*fields.strings("g").value(), (std::vector<std::string>{"p", "q"}));
+  EXPECT_EQ(fields.strings("f").error().message(), "options.f[0] must be a string, got number 1");
+  EXPECT_EQ(fields.number_in("b", 0, 1, "in [0, 1]").error().message(),
+            "options.b must be in [0, 1], got 1.5");
+}
+
+TEST(JsonFields, BodiesAndDumps) {
+  EXPECT_TRUE(parse_json_object("{}"));
+  EXPECT_TRUE(parse_json_object("", true));
+  EXPECT_EQ(parse_json_object("").error().message(), "the request body is empty (expected a JSON object)");
+  EXPECT_EQ(parse_json_object("3").error().message(), "the request body must be a JSON object, got number 3");
+  EXPECT_NE(parse_json_object("{").error().message().find("the request body is not valid JSON: "),
+            std::string::npos);
+  // Generated text may hold bytes that are not UTF-8: they are replaced, never thrown on.
+  EXPECT_EQ(dump_json(Json("a\xff"
+                           "b")),
+            "\"a\xEF\xBF\xBD"
+            "b\"");
+}
+
+TEST(GenerationRequest, OllamaOptions) {
+  const Json options = Json::parse(R"({"temperature": 0.5, "top_k": 10, "top_p": 0.5, "min_p": 0.1, "seed": 7,
+      "num_predict": 20, "num_ctx": 256, "repeat_penalty": 1.2, "repeat_last_n": 32, "presence_penalty": 0.5,
+      "frequency_penalty": 0.25, "stop": ["\n", "User:"], "typical_p": 0.9, "mirostat": 0, "num_thread": 4})");
+  const RequestedGeneration r = *read_ollama_options(&options);
+  EXPECT_EQ(*r.temperature, 0.5f);
+  EXPECT_EQ(*r.top_k, 10);
+  EXPECT_EQ(*r.top_p, 0.5f);
+  EXPECT_EQ(*r.min_p, 0.1f);
+  EXPECT_EQ(*r.seed, 7u);
+  EXPECT_EQ(*r.max_tokens, 20);
+  EXPECT_EQ(*r.context_per_sequence, 256);
+  EXPECT_EQ(*r.repeat_penalty, 1.2f);
+  EXPECT_EQ(*r.repeat_last_n, 32);
+  EXPECT_EQ(*r.presence_penalty, 0.5f);
+  EXPECT_EQ(*r.frequency_penalty, 0.25f);
+  EXPECT_EQ(*r.typical_p, 0.9f);
+  EXPECT_EQ(r.stop, (std::vector<std::string>{"\n", "User:"}));
+
+  // Ollama's conventions: seed -1 is random, num_predict -1 and -2 have no limit.
+  const Json unlimited = Json::parse(R"({"seed": -1, "num_predict": -1})");
+  const RequestedGeneration u = *read_ollama_options(&unlimited);
+  EXPECT_FALSE(u.seed.has_value());
+  EXPECT_FALSE(u.max_tokens.has_value());
+  EXPECT_FALSE(read_ollama_options(nullptr).value().temperature.has_value());
+
+  const Json bad = Json::parse(R"({"num_predict": -3})");
+  EXPECT_EQ(read_ollama_options(&bad).error().message(),
+            "options.num_predict must be between -2 and 2147483647, got -3");
+}
+
+TEST(GenerationRequest, OpenAiParameters) {
+  const Json body = Json::parse(R"({"model": "m", "temperature": 0, "top_p": 0, "max_tokens": 5, "seed": 3,
+      "stop": "END", "logit_bias": {"12": -100, "7": 2.5}, "n": 1, "logprobs": false, "user": "me"})");
+  const RequestedGeneration r = *read_openai_parameters(body, true);
+  EXPECT_EQ(*r.temperature, 0.0f);
+  EXPECT_GT(*r.top_p, 0.0f);  // 0 keeps only the most probable token
+  EXPECT_EQ(*r.max_tokens, 5);
+  EXPECT_EQ(*r.seed, 3u);
+  EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
+  ASSERT_EQ(r.logit_bias.size(), 2u);
+  const Json completion = Json::parse(R"({"model": "m", "prompt": "x", "echo": true})");
+  EXPECT_EQ(read_openai_parameters(completion, false).error().message(), "echo is not supported");
+  const Json too_many = Json::parse(R"({"model": "m", "n": 3})");
+  EXPECT_EQ(read_openai_parameters(too_many, true).error().message(),
+            "n must be 1 (sinter returns one choice per request), got 3");
+}
+
+}  // namespace
+}  // namespace sinter::server
