@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSINTER_FUZZ=ON -DSINTER_TESTS=OFF -DSINTER_BENCHMARKS=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)"
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_targets
 shopt -s nullglob
 for target in build-fuzz/bin/fuzz_*; do
   name=$(basename "$target")
