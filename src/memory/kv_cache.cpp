@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
+#include <array>
 
 namespace sinter {
 
@@ -43,6 +43,23 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>
   return cache;
 }
 
+std::pair<KvCache::EntryList::iterator, KvCache::EntryList::iterator> KvCache::range(SequenceId sequence,
+                                                                                    Position p0, Position p1) {
+  EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  const auto first = std::lower_bound(list.begin(), list.end(), Entry{p0, 0});
+  const auto last = std::lower_bound(first, list.end(), Entry{p1, 0});
+  return {first, last};
+}
+
+void KvCache::insert(SequenceId sequence, Entry entry) {
+  EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  if (list.empty() || list.back().position < entry.position) {
+    list.push_back(entry);  // the usual case: positions grow
+  } else {
+    list.insert(std::lower_bound(list.begin(), list.end(), entry), entry);
+  }
+}
+
 Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) {
   for (const auto& t : tokens) {
     if (t.sequence < 0 || t.sequence >= kMaxSequences) {
@@ -55,22 +72,20 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
                       " are in use and the batch needs ", tokens.size(), " more");
   }
   // Reject a (sequence, position) that is already cached or repeated in the batch.
-  std::map<std::pair<SequenceId, Position>, int> seen;
+  std::vector<std::pair<SequenceId, Position>> batch;
+  batch.reserve(tokens.size());
   for (const auto& t : tokens) {
-    if (seen[{t.sequence, t.position}]++ > 0) {
+    const EntryList& list = by_sequence_[static_cast<size_t>(t.sequence)];
+    if (std::binary_search(list.begin(), list.end(), Entry{t.position, 0})) {
       return make_error(ErrorCode::kInvalidArgument, "position ", t.position, " of sequence ", t.sequence,
-                        " appears twice in the batch");
+                        " is already in the cache");
     }
+    batch.emplace_back(t.sequence, t.position);
   }
-  for (const auto& cell : cells_) {
-    if (cell.position >= 0) {
-      for (const auto& t : tokens) {
-        if ((cell.sequences & bit(t.sequence)) && cell.position == t.position) {
-          return make_error(ErrorCode::kInvalidArgument, "position ", t.position, " of sequence ", t.sequence,
-                            " is already in the cache");
-        }
-      }
-    }
+  std::sort(batch.begin(), batch.end());
+  if (const auto twice = std::adjacent_find(batch.begin(), batch.end()); twice != batch.end()) {
+    return make_error(ErrorCode::kInvalidArgument, "position ", twice->second, " of sequence ", twice->first,
+                      " appears twice in the batch");
   }
   std::vector<int32_t> slots;
   slots.reserve(tokens.size());
@@ -80,6 +95,7 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
     while (cells_[static_cast<size_t>(c)].sequences != 0) c = (c + 1) % n;
     cells_[static_cast<size_t>(c)].position = t.position;
     cells_[static_cast<size_t>(c)].sequences = bit(t.sequence);
+    insert(t.sequence, Entry{t.position, c});
     slots.push_back(c);
     ++used_;
     c = (c + 1) % n;
@@ -93,32 +109,24 @@ void KvCache::fill_attention_index(std::span<const CacheToken> tokens, bool caus
   index->cells.clear();
   index->begin.resize(tokens.size());
   index->end.resize(tokens.size());
-  // One sorted list of (position, cell) per sequence in the batch, concatenated.
-  std::map<SequenceId, std::pair<int32_t, int32_t>> lists;  // sequence -> [start, end) in cells
-  std::vector<Position> positions;                         // parallel to index->cells
+  // Each sequence's entries once, concatenated; a token's visible cells are a range of them.
+  std::array<int32_t, kMaxSequences> start;
+  start.fill(-1);
   for (const auto& t : tokens) {
-    if (lists.count(t.sequence) != 0) continue;
-    std::vector<std::pair<Position, int32_t>> entries;
-    for (size_t c = 0; c < cells_.size(); ++c) {
-      if (cells_[c].sequences & bit(t.sequence)) entries.emplace_back(cells_[c].position, static_cast<int32_t>(c));
-    }
-    std::sort(entries.begin(), entries.end());
-    const auto start = static_cast<int32_t>(index->cells.size());
-    for (const auto& [position, cell] : entries) {
-      index->cells.push_back(cell);
-      positions.push_back(position);
-    }
-    lists[t.sequence] = {start, static_cast<int32_t>(index->cells.size())};
+    if (start[static_cast<size_t>(t.sequence)] >= 0) continue;
+    start[static_cast<size_t>(t.sequence)] = static_cast<int32_t>(index->cells.size());
+    for (const Entry& e : by_sequence_[static_cast<size_t>(t.sequence)]) index->cells.push_back(e.cell);
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
-    const auto [start, stop] = lists[tokens[i].sequence];
+    const EntryList& list = by_sequence_[static_cast<size_t>(tokens[i].sequence)];
     const Position p = tokens[i].position;
-    auto first = positions.begin() + start;
-    auto last = positions.begin() + stop;
-    if (causal) last = std::upper_bound(first, last, p);
-    if (window > 0) first = std::upper_bound(first, last, p - window);
-    index->begin[i] = static_cast<int32_t>(first - positions.begin());
-    index->end[i] = static_cast<int32_t>(last - positions.begin());
+    auto first = list.begin();
+    auto last = list.end();
+    if (causal) last = std::upper_bound(first, last, Entry{p, 0});
+    if (window > 0) first = std::upper_bound(first, last, Entry{p - window, 0});
+    const int32_t base = start[static_cast<size_t>(tokens[i].sequence)];
+    index->begin[i] = base + static_cast<int32_t>(first - list.begin());
+    index->end[i] = base + static_cast<int32_t>(last - list.begin());
   }
 }
 
@@ -131,49 +139,56 @@ void KvCache::release_if_unused(Cell& cell) {
 
 void KvCache::remove(SequenceId sequence, Position p0, Position p1) {
   if (p1 < 0) p1 = INT32_MAX;
-  for (size_t c = 0; c < cells_.size(); ++c) {
-    Cell& cell = cells_[c];
-    if ((cell.sequences & bit(sequence)) && cell.position >= p0 && cell.position < p1) {
-      cell.sequences &= ~bit(sequence);
-      release_if_unused(cell);
-      if (cell.position < 0) deltas_[c] = 0;
-    }
+  auto [first, last] = range(sequence, p0, p1);
+  for (auto it = first; it != last; ++it) {
+    Cell& cell = cells_[static_cast<size_t>(it->cell)];
+    cell.sequences &= ~bit(sequence);
+    release_if_unused(cell);
+    if (cell.position < 0) deltas_[static_cast<size_t>(it->cell)] = 0;
   }
+  by_sequence_[static_cast<size_t>(sequence)].erase(first, last);
 }
 
 void KvCache::copy(SequenceId src, SequenceId dst, Position p0, Position p1) {
   if (src == dst) return;
   if (p1 < 0) p1 = INT32_MAX;
-  for (auto& cell : cells_) {
-    if ((cell.sequences & bit(src)) && cell.position >= p0 && cell.position < p1) cell.sequences |= bit(dst);
+  auto [first, last] = range(src, p0, p1);
+  const EntryList shared(first, last);
+  for (const Entry& e : shared) {
+    const EntryList& target = by_sequence_[static_cast<size_t>(dst)];
+    if (std::binary_search(target.begin(), target.end(), e)) continue;  // dst has its own cell there
+    cells_[static_cast<size_t>(e.cell)].sequences |= bit(dst);
+    insert(dst, e);
   }
 }
 
 void KvCache::shift(SequenceId sequence, Position p0, Position p1, Position delta) {
   if (delta == 0) return;
   if (p1 < 0) p1 = INT32_MAX;
-  std::vector<int32_t> moving;  // decided before any cell moves or is detached
-  for (size_t c = 0; c < cells_.size(); ++c) {
-    const Cell& cell = cells_[c];
-    if ((cell.sequences & bit(sequence)) && cell.position >= p0 && cell.position < p1) {
-      moving.push_back(static_cast<int32_t>(c));
-    }
-  }
-  for (int32_t c : moving) {
+  auto [first, last] = range(sequence, p0, p1);
+  const EntryList moving(first, last);  // decided before any cell moves or is detached
+  by_sequence_[static_cast<size_t>(sequence)].erase(first, last);
+  for (Entry e : moving) {
     // A cell shared with other sequences moves for this one only: give it its own copy.
-    if (cells_[static_cast<size_t>(c)].sequences != bit(sequence)) {
-      c = detach(c, sequence);
-      if (c < 0) continue;  // no free cell: this position stays where it is
+    if (cells_[static_cast<size_t>(e.cell)].sequences != bit(sequence)) {
+      const int32_t own = detach(e.cell, sequence);
+      if (own < 0) {  // no free cell: this position stays where it is
+        insert(sequence, e);
+        continue;
+      }
+      e.cell = own;
     }
-    Cell& cell = cells_[static_cast<size_t>(c)];
+    Cell& cell = cells_[static_cast<size_t>(e.cell)];
     cell.position += delta;
-    deltas_[static_cast<size_t>(c)] += delta;
+    deltas_[static_cast<size_t>(e.cell)] += delta;
     shift_pending_ = true;
     if (cell.position < 0) {  // shifted before the start: the token is gone
       cell = Cell{};
       --used_;
-      deltas_[static_cast<size_t>(c)] = 0;
+      deltas_[static_cast<size_t>(e.cell)] = 0;
+      continue;
     }
+    insert(sequence, Entry{cell.position, e.cell});
   }
 }
 
@@ -201,31 +216,24 @@ void KvCache::clear_pending_shift() {
 
 void KvCache::clear() {
   for (auto& cell : cells_) cell = Cell{};
+  for (auto& list : by_sequence_) list.clear();
   clear_pending_shift();
   used_ = 0;
   search_start_ = 0;
 }
 
 Position KvCache::min_position(SequenceId sequence) const {
-  Position result = -1;
-  for (const auto& cell : cells_) {
-    if ((cell.sequences & bit(sequence)) && (result < 0 || cell.position < result)) result = cell.position;
-  }
-  return result;
+  const EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  return list.empty() ? -1 : list.front().position;
 }
 
 Position KvCache::max_position(SequenceId sequence) const {
-  Position result = -1;
-  for (const auto& cell : cells_) {
-    if ((cell.sequences & bit(sequence)) && cell.position > result) result = cell.position;
-  }
-  return result;
+  const EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  return list.empty() ? -1 : list.back().position;
 }
 
 int32_t KvCache::sequence_cells(SequenceId sequence) const {
-  int32_t count = 0;
-  for (const auto& cell : cells_) count += (cell.sequences & bit(sequence)) ? 1 : 0;
-  return count;
+  return static_cast<int32_t>(by_sequence_[static_cast<size_t>(sequence)].size());
 }
 
 }  // namespace sinter

@@ -81,6 +81,17 @@ class KvCache {
     Position position = -1;
     uint64_t sequences = 0;  // bit s set: sequence s uses this cell
   };
+  // Each sequence's cells sorted by position (one cell per position): the attention index,
+  // duplicate checks and range edits read these instead of scanning every cell.
+  struct Entry {
+    Position position;
+    int32_t cell;
+    bool operator<(const Entry& other) const { return position < other.position; }
+  };
+  using EntryList = std::vector<Entry>;
+  // Entries of `sequence` with p0 <= position < p1.
+  std::pair<EntryList::iterator, EntryList::iterator> range(SequenceId sequence, Position p0, Position p1);
+  void insert(SequenceId sequence, Entry entry);
   static uint64_t bit(SequenceId s) { return uint64_t{1} << s; }
   void release_if_unused(Cell& cell);
   // Copies a shared cell's rows into a free cell owned by `sequence` alone; -1 if none is free.
@@ -88,6 +99,7 @@ class KvCache {
 
   DType type_ = DType::F16;
   std::vector<Cell> cells_;
+  std::vector<EntryList> by_sequence_ = std::vector<EntryList>(kMaxSequences);
   std::vector<int32_t> deltas_;
   bool shift_pending_ = false;
   int32_t used_ = 0;

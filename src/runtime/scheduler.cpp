@@ -210,6 +210,14 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
   const auto now = Clock::now();
   if (!error && !state.finished()) state.cancel();
   const std::string tail = error ? std::string() : state.finish_text();
+  // Counted before the client hears of the end, so that what it reads next is up to date.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++metrics_.requests_finished;
+    metrics_.prompt_tokens += state.prompt_token_count();
+    metrics_.generated_tokens += static_cast<int64_t>(state.generated().size());
+    --metrics_.active;
+  }
   if (!tail.empty()) slot.stream->push({RequestEvent::Kind::kText, tail, {}, {}, ErrorCode::kInternal});
   if (error) {
     slot.stream->push({RequestEvent::Kind::kError, error->message(), {}, {}, error->code()});
@@ -235,13 +243,6 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
   if (error || state.context_shifts() > 0) {
     context_->cache().remove(slot.id, 0, -1);
     slot.cached.clear();
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++metrics_.requests_finished;
-    metrics_.prompt_tokens += state.prompt_token_count();
-    metrics_.generated_tokens += static_cast<int64_t>(state.generated().size());
-    --metrics_.active;
   }
   slot.state.reset();
   slot.stream.reset();
