@@ -212,7 +212,13 @@ TEST(Concurrency, RequestsBeyondTheQueueGet503WithRetryAfter) {
                                          {"options", {{"num_predict", 4}}}});
     EXPECT_EQ(ok.status, 200);
   }
-  const std::string metrics = http_get(*server, "/metrics").body;
+  // Counted: the load, the two long requests and the three above.
+  std::string metrics;
+  EXPECT_TRUE(eventually([&] {
+    metrics = http_get(*server, "/metrics").body;
+    return metric_value(metrics, "sinter_http_requests_total{endpoint=\"/api/generate\",status=\"200\"}") ==
+           6;
+  })) << metrics;
   EXPECT_EQ(metric_value(metrics, "sinter_http_requests_total{endpoint=\"/api/generate\",status=\"503\"}"),
             1);
   EXPECT_EQ(
