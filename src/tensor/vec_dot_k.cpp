@@ -125,11 +125,16 @@ int scaled_sum(const int8_t* q, const int8_t* x, const Scale* scales, int group)
 }
 
 // Σ_g min_g · (sum of the activations of group g): the minimums' part of a super-block.
-int min_sum(const uint8_t* mins, const int16_t* bsums, int group) {
+// `bsums` may be unaligned (a row of packed blocks at any address).
+int min_sum(const uint8_t* mins, const void* bsums, int group) {
   int total = 0;
   for (int g = 0; g < kQKK / group; ++g) {
     int bsum = 0;
-    for (int j = 0; j < group / 16; ++j) bsum += bsums[g * (group / 16) + j];
+    for (int j = 0; j < group / 16; ++j) {
+      int16_t v;
+      std::memcpy(&v, static_cast<const uint8_t*>(bsums) + 2 * (g * (group / 16) + j), sizeof v);
+      bsum += v;
+    }
     total += mins[g] * bsum;
   }
   return total;

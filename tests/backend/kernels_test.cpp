@@ -55,6 +55,7 @@ std::vector<float> gaussian_like(size_t n, uint32_t seed, float scale = 1.0f) {
 // Bytes of activation-format rows made by the reference quantizers, one row per column.
 std::vector<uint8_t> reference_columns(DType act, const std::vector<float>& x, int64_t n, int64_t m) {
   std::vector<uint8_t> out(row_bytes(act, n) * static_cast<size_t>(m));
+  if (n == 0) return out;
   for (int64_t c = 0; c < m; ++c) {
     dtype_traits(act).quantize(x.data() + c * n, out.data() + static_cast<size_t>(c) * row_bytes(act, n), n);
   }

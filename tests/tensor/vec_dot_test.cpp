@@ -6,14 +6,13 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include "support/test_paths.h"
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
 #include "tensor/convert.h"
 #include "tensor/dtype.h"
 #include "test_data.h"

@@ -69,7 +69,9 @@ void quantize_column_generic(const float* x, const ActivationFormat& format, con
       for (int64_t k = 0; k < n; ++k) out[k] = bf16_to_f32(f32_to_bf16(x[k]));
       break;
     }
-    default: std::memcpy(column, x, static_cast<size_t>(n) * sizeof(float)); break;
+    default:
+      if (n > 0) std::memcpy(column, x, static_cast<size_t>(n) * sizeof(float));
+      break;
   }
 }
 

@@ -72,7 +72,12 @@ TEST(Metrics, PrometheusTextWithRequestsTokensLatenciesAndCache) {
   http_post(*server, "/api/generate", std::string("{bad"));
   http_get(*server, "/nowhere");
 
-  const HttpAnswer answer = http_get(*server, "/metrics");
+  HttpAnswer answer;
+  ASSERT_TRUE(eventually([&] {
+    answer = http_get(*server, "/metrics");
+    return metric_value(answer.body, "sinter_requests_finished_total{model=\"stories260K\"}") == 3 &&
+           metric_value(answer.body, "sinter_http_requests_total{endpoint=\"other\",status=\"404\"}") == 1;
+  })) << answer.body;
   ASSERT_EQ(answer.status, 200);
   EXPECT_EQ(answer.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   const std::string& text = answer.body;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sinter::testing {
@@ -71,6 +72,18 @@ StreamAnswer http_stream(const ServerProcess& server, const std::string& path, c
 // Prometheus text: the value of the sample with exactly this name and label set (e.g.
 // `sinter_http_requests_total{endpoint="/api/generate",status="200"}`), or -1 when absent.
 double metric_value(const std::string& metrics_text, const std::string& sample);
+
+// Polls `condition` every 20 ms until it holds (true) or `limit` passes (false). Metrics are
+// updated just after an answer is sent, so a client that has its answer may scrape too early.
+template <class Condition>
+bool eventually(Condition condition, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
 
 // `text` as it reads after a trip through JSON: bytes that are not UTF-8 (a random-weight model
 // generates them) become U+FFFD, as the server writes them.

@@ -188,7 +188,9 @@ void quantize_column(const float* x, const ActivationFormat& format, const Colum
     case DType::Q8_K: quantize_q8_k(x, format, layout, column); break;
     case DType::F16: round_f16(x, layout.n, reinterpret_cast<float*>(column)); break;
     case DType::BF16: round_bf16(x, layout.n, reinterpret_cast<float*>(column)); break;
-    default: std::memcpy(column, x, static_cast<size_t>(layout.n) * sizeof(float)); break;
+    default:
+      if (layout.n > 0) std::memcpy(column, x, static_cast<size_t>(layout.n) * sizeof(float));
+      break;
   }
 }
 
