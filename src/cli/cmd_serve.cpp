@@ -37,6 +37,7 @@ int serve(const ServeArgs& args) {
   if (args.model.empty() == args.models_dir.empty()) return fail("give either -m MODEL or --models DIR");
   if (args.parallel < 1 || args.parallel > 64) return fail("--parallel must be between 1 and 64");
   if (args.ctx < 0) return fail("--ctx must not be negative");
+  if (args.max_queue < 1) return fail("--max-queue must be at least 1");
   if (args.threads < 0) return fail("--threads must not be negative");
   if (args.port < 0 || args.port > 65535) return fail("--port must be between 0 and 65535");
   if (args.verbose) set_log_level(LogLevel::kInfo);
