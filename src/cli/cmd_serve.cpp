@@ -3,6 +3,8 @@
 // --port 0, the port the system chose) and stops cleanly on SIGINT or SIGTERM.
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -85,14 +87,20 @@ int serve(const ServeArgs& args) {
   auto server = server::HttpServer::create(std::move(models).value(), http);
   if (!server) return fail(server.error().message());
 
+  std::atomic<bool> finished{false};
   std::thread signal_waiter([&] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
-    if (signal == SIGTERM || signal == SIGINT) (*server)->stop();
+    // A signal that comes before the server listens must still stop it: ask until run() returns.
+    while (!finished.load()) {
+      (*server)->stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   });
   std::printf("sinter serve: listening on http://%s:%d\n", args.host.c_str(), (*server)->port());
   std::fflush(stdout);
   const Status status = (*server)->run();
+  finished.store(true);
   // Wake the signal thread if the server stopped for another reason.
   pthread_kill(signal_waiter.native_handle(), SIGTERM);
   signal_waiter.join();
