@@ -3,6 +3,8 @@
 // --port 0, the port the system chose) and stops cleanly on SIGINT or SIGTERM.
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -37,6 +39,7 @@ int serve(const ServeArgs& args) {
   if (args.model.empty() == args.models_dir.empty()) return fail("give either -m MODEL or --models DIR");
   if (args.parallel < 1 || args.parallel > 64) return fail("--parallel must be between 1 and 64");
   if (args.ctx < 0) return fail("--ctx must not be negative");
+  if (args.max_queue < 1) return fail("--max-queue must be at least 1");
   if (args.threads < 0) return fail("--threads must not be negative");
   if (args.port < 0 || args.port > 65535) return fail("--port must be between 0 and 65535");
   if (args.verbose) set_log_level(LogLevel::kInfo);
@@ -84,14 +87,20 @@ int serve(const ServeArgs& args) {
   auto server = server::HttpServer::create(std::move(models).value(), http);
   if (!server) return fail(server.error().message());
 
+  std::atomic<bool> finished{false};
   std::thread signal_waiter([&] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
-    if (signal == SIGTERM || signal == SIGINT) (*server)->stop();
+    // A signal that comes before the server listens must still stop it: ask until run() returns.
+    while (!finished.load()) {
+      (*server)->stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   });
   std::printf("sinter serve: listening on http://%s:%d\n", args.host.c_str(), (*server)->port());
   std::fflush(stdout);
   const Status status = (*server)->run();
+  finished.store(true);
   // Wake the signal thread if the server stopped for another reason.
   pthread_kill(signal_waiter.native_handle(), SIGTERM);
   signal_waiter.join();

@@ -175,6 +175,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
 int HttpServer::port() const { return impl_->port; }
 
 Status HttpServer::run() {
+  if (impl_->state.stopping.load()) return ok_status();
   if (!impl_->http.listen_after_bind()) {
     if (impl_->state.stopping.load()) return ok_status();
     return make_error(ErrorCode::kIo, "the server stopped listening on ", impl_->options.host, ":",

@@ -6,10 +6,13 @@
 
 namespace sinter::reference {
 
+// memcpy from or to null is undefined even for zero bytes; empty rows may come with null pointers.
 void dequantize_row_f32(const void* blocks, float* out, int64_t count) {
+  if (count <= 0) return;
   std::memcpy(out, blocks, static_cast<size_t>(count) * sizeof(float));
 }
 void quantize_row_f32(const float* values, void* blocks, int64_t count) {
+  if (count <= 0) return;
   std::memcpy(blocks, values, static_cast<size_t>(count) * sizeof(float));
 }
 
