@@ -173,6 +173,13 @@ Tensor* Graph::rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const
   return t;
 }
 
+Tensor* Graph::softmax(Tensor* a, float scale, Tensor* mask) {
+  if (mask != nullptr) require(broadcasts(a, mask) && mask->type == DType::F32, "softmax mask", a, mask);
+  Tensor* t = new_node(Op::kSoftmax, DType::F32, a->ne, {a, mask});
+  t->set_param_float(0, scale);
+  return t;
+}
+
 Tensor* Graph::copy(Tensor* a, DType type) { return new_node(Op::kCopy, type, a->ne, {a}); }
 
 Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {

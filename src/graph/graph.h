@@ -72,6 +72,9 @@ class Graph {
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);
+  // softmax(a * scale + mask) over each row; `mask` (F32, a's row length, broadcast over a's
+  // rows when it has fewer) may be nullptr. -inf in the mask excludes a column.
+  Tensor* softmax(Tensor* a, float scale = 1.0f, Tensor* mask = nullptr);
   Tensor* copy(Tensor* a, DType type = DType::F32);
   // Views (no computation).
   Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);

@@ -20,6 +20,7 @@ const char* op_name(Op op) {
     case Op::kStoreRows: return "store_rows";
     case Op::kAttention: return "attention";
     case Op::kRopeShift: return "rope_shift";
+    case Op::kSoftmax: return "softmax";
     case Op::kCopy: return "copy";
     case Op::kView: return "view";
   }

@@ -36,6 +36,7 @@ enum class Op : uint8_t {
   kStoreRows,    // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
   kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V -> [head_dim * n_head, n_tokens]
   kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
+  kSoftmax,      // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
   kCopy,         // contiguous copy of a (possibly strided) view, converting type
   kView,         // no computation: another shape/stride over the source's bytes
 };

@@ -46,6 +46,11 @@ Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation 
   return name(build_linear(w.down, cur, w.down_bias), "ffn_out", layer);
 }
 
+Tensor* ForwardContext::build_rope(Tensor* x, const RopeParams& rope, Tensor* freq_factors, const char* base,
+                                   int layer) {
+  return name(graph.rope(x, positions, rope, freq_factors), base, layer);
+}
+
 Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& o, int layer) {
   const int64_t n_tokens = batch.n_tokens;
   Tensor* q = name(build_linear(w.q, x, w.q_bias), "Qcur", layer);
@@ -55,8 +60,8 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
   k = graph.reshape(k, {o.head_dim, o.n_head_kv, n_tokens, 1});
   if (w.q_norm != nullptr) q = name(graph.mul(graph.rms_norm(q, o.norm_eps), w.q_norm), "Qcur_normed", layer);
   if (w.k_norm != nullptr) k = name(graph.mul(graph.rms_norm(k, o.norm_eps), w.k_norm), "Kcur_normed", layer);
-  q = name(graph.rope(q, positions, o.rope, o.rope_freq_factors), "Qcur_rope", layer);
-  k = name(graph.rope(k, positions, o.rope, o.rope_freq_factors), "Kcur_rope", layer);
+  q = build_rope(q, o.rope, o.rope_freq_factors, "Qcur_rope", layer);
+  k = build_rope(k, o.rope, o.rope_freq_factors, "Kcur_rope", layer);
 
   Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, kv_slots), "k_cache_store", layer);
   Tensor* v_cache = name(graph.store_rows(cache.values(o.kv_layer), v, kv_slots), "v_cache_store", layer);

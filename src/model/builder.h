@@ -79,6 +79,8 @@ class ForwardContext {
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
   Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
+  // Rotary embedding of x [head_dim, heads, n_tokens] at the batch's positions.
+  Tensor* build_rope(Tensor* x, const RopeParams& rope, Tensor* freq_factors, const char* name, int layer);
   // Projections, rotary embedding, cache write, attention over the cache, output projection.
   Tensor* build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& options, int layer);
   // Keeps only the rows whose logits are wanted (a no-op when all are).

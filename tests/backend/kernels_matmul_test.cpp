@@ -42,7 +42,9 @@ std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::v
   std::vector<uint8_t> copy(static_cast<const uint8_t*>(weight.data),
                             static_cast<const uint8_t*>(weight.data) + weight.bytes());
   weight.data = copy.data();
-  if (prepare) EXPECT_TRUE(run.backend->prepare_weight(&weight));
+  if (prepare) {
+    EXPECT_TRUE(run.backend->prepare_weight(&weight));
+  }
   Tensor* out;
   Tensor* input;
   if (ids.empty()) {

@@ -53,8 +53,8 @@ TEST(CpuOps, MatMulOnEveryDequantizableWeightType) {
               const uint8_t* xb = x_blocks.data() + (c * (n_in / 32) + b) * 36;
               int sum = 0;
               for (int j = 0; j < 32; ++j) sum += static_cast<int8_t>(xb[4 + j]);
-              const double m = load_f16(blocks.data() + (r * (n_in / 32) + b) * wb + 2);
-              expected += m * (double{load_f16(xb + 2)} - double{load_f16(xb)} * sum);
+              const double block_min = load_f16(blocks.data() + (r * (n_in / 32) + b) * wb + 2);
+              expected += block_min * (double{load_f16(xb + 2)} - double{load_f16(xb)} * sum);
             }
           }
           EXPECT_NEAR(out[c * n_out + r], expected, 1e-4 * (1 + std::fabs(expected)));
@@ -333,6 +333,37 @@ TEST(CpuOps, PermuteThenCopyTransposes) {
   for (int z = 0; z < 2; ++z)
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 4; ++j) EXPECT_EQ(out[static_cast<size_t>(z * 12 + i * 4 + j)], values[static_cast<size_t>(z * 12 + j * 3 + i)]);
+}
+
+}  // namespace
+}  // namespace sinter
+
+namespace sinter {
+namespace {
+
+TEST(CpuOps, SoftmaxWithScaleAndMask) {
+  testing::GraphRunner runner;
+  Tensor* x = runner.graph().input("x", DType::F32, {4, 3, 1, 1});
+  Tensor* mask = runner.graph().input("mask", DType::F32, {4, 3, 1, 1});
+  Tensor* y = runner.graph().softmax(x, 0.5f, mask);
+  runner.prepare(y);
+  const std::vector<float> xv = {1, 2, 3, 4, -1, 0, 1, 2, 5, 5, 5, 5};
+  const float inf = INFINITY;
+  const std::vector<float> mv = {0, 0, 0, 0, 0, -inf, 0, -inf, -inf, -inf, -inf, -inf};
+  testing::GraphRunner::write(x, xv);
+  testing::GraphRunner::write(mask, mv);
+  runner.run();
+  const auto out = testing::GraphRunner::read(y);
+  double total = 0;
+  for (int i = 0; i < 4; ++i) total += std::exp(0.5 * xv[static_cast<size_t>(i)]);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<size_t>(i)], std::exp(0.5 * xv[static_cast<size_t>(i)]) / total, 1e-6);
+  // Row 2: only columns 0 and 2 are visible.
+  const double e0 = std::exp(-0.5), e2 = std::exp(0.5);
+  EXPECT_NEAR(out[4], e0 / (e0 + e2), 1e-6);
+  EXPECT_EQ(out[5], 0.0f);
+  EXPECT_NEAR(out[6], e2 / (e0 + e2), 1e-6);
+  EXPECT_EQ(out[7], 0.0f);
+  for (int i = 8; i < 12; ++i) EXPECT_EQ(out[static_cast<size_t>(i)], 0.0f);  // all masked
 }
 
 }  // namespace

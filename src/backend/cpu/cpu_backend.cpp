@@ -111,6 +111,7 @@ class CpuBackend final : public Backend {
       case Op::kStoreRows: run_store_rows(node, ctx); break;
       case Op::kAttention: run_attention(node, ctx); break;
       case Op::kCopy: run_copy(node, ctx); break;
+      case Op::kSoftmax: run_softmax(node, ctx); break;
     }
     return true;
   }

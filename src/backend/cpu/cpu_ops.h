@@ -40,6 +40,7 @@ void run_binary(const Tensor& dst, const OpContext& ctx);   // add, mul
 void run_unary(const Tensor& dst, const OpContext& ctx);    // scale, silu, gelu
 void run_gated(const Tensor& dst, const OpContext& ctx);    // swiglu, geglu
 void run_copy(const Tensor& dst, const OpContext& ctx);
+void run_softmax(const Tensor& dst, const OpContext& ctx);
 void run_rope(const Tensor& dst, const OpContext& ctx);
 void run_rope_shift(const Tensor& dst, const OpContext& ctx);
 void run_store_rows(const Tensor& dst, const OpContext& ctx);

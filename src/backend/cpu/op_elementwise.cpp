@@ -1,4 +1,5 @@
 // Norms and element-wise ops on F32 rows.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -115,6 +116,34 @@ void run_gated(const Tensor& dst, const OpContext& ctx) {
     } else {
       for (int64_t i = 0; i < n; ++i) out[i] = gelu(g[i]) * u[i];
     }
+  }
+}
+
+void run_softmax(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const Tensor* mask = dst.src[1];
+  const float scale = dst.param_float(0);
+  const int64_t n = a.ne[0];
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const float* x = row_f32(a, r);
+    const float* m = mask != nullptr ? broadcast_row(a, *mask, r) : nullptr;
+    float* out = row_f32_mutable(dst, r);
+    float max_value = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = x[i] * scale + (m != nullptr ? m[i] : 0.0f);
+      max_value = std::max(max_value, out[i]);
+    }
+    if (max_value == -INFINITY) {  // every column masked: all zero rather than NaN
+      for (int64_t i = 0; i < n; ++i) out[i] = 0.0f;
+      continue;
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = std::exp(out[i] - max_value);
+      sum += out[i];
+    }
+    const auto inverse = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
   }
 }
 
