@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/common.h"
+#include "core/cpu_features.h"
 #include "runtime/bench.h"
 
 namespace sinter::cli {
@@ -20,15 +21,8 @@ struct BenchArgs {
   std::string kv_type = "f16";
 };
 
-std::string isa_name() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) return "avx512-vnni";
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (__builtin_cpu_supports("avx2")) return "avx2";
-#endif
-  return "generic";
-}
+// The kernel family the CPU backend runs with (SINTER_ISA may cap it), not merely what the CPU has.
+std::string isa_name() { return isa_level_name(selected_isa_level()); }
 
 // "q4_0 (113), f32 (33)": tensor types by count, most common first.
 std::string type_summary(const GgufFile& file) {
@@ -38,7 +32,8 @@ std::string type_summary(const GgufFile& file) {
   for (const auto& [name, count] : counts) sorted.emplace_back(-count, name);
   std::sort(sorted.begin(), sorted.end());
   std::string out;
-  for (const auto& [count, name] : sorted) out += (out.empty() ? "" : ", ") + name + " (" + std::to_string(-count) + ")";
+  for (const auto& [count, name] : sorted)
+    out += (out.empty() ? "" : ", ") + name + " (" + std::to_string(-count) + ")";
   return out;
 }
 
@@ -64,13 +59,20 @@ int run(const BenchArgs& args) {
   const std::string types = type_summary((*loaded)->file());
   if (args.output == "json") {
     nlohmann::json json = {
-        {"model", args.model},          {"architecture", (*loaded)->model().shape().architecture},
-        {"types", types},               {"threads", threads},
-        {"isa", isa_name()},            {"pp_tokens", args.bench.prompt_tokens},
-        {"tg_tokens", args.bench.generate_tokens}, {"depth", args.bench.depth},
-        {"repetitions", args.bench.repetitions},   {"pp_tps", result->pp_median},
-        {"pp_tps_stddev", result->pp_stddev},      {"pp_tps_runs", result->pp_tps},
-        {"tg_tps", result->tg_median},             {"tg_tps_stddev", result->tg_stddev},
+        {"model", args.model},
+        {"architecture", (*loaded)->model().shape().architecture},
+        {"types", types},
+        {"threads", threads},
+        {"isa", isa_name()},
+        {"pp_tokens", args.bench.prompt_tokens},
+        {"tg_tokens", args.bench.generate_tokens},
+        {"depth", args.bench.depth},
+        {"repetitions", args.bench.repetitions},
+        {"pp_tps", result->pp_median},
+        {"pp_tps_stddev", result->pp_stddev},
+        {"pp_tps_runs", result->pp_tps},
+        {"tg_tps", result->tg_median},
+        {"tg_tps_stddev", result->tg_stddev},
         {"tg_tps_runs", result->tg_tps},
         {"weight_bytes_per_token", result->weight_bytes_per_token},
         {"bandwidth_gb_per_s", bandwidth},
@@ -78,20 +80,24 @@ int run(const BenchArgs& args) {
     std::printf("%s\n", json.dump(2).c_str());
     return 0;
   }
-  const char* row_format = args.output == "md" ? "| %s | %s | %d | %s | %s | %.2f ± %.2f |\n" : "%-40s %-28s t=%-2d %-12s %-10s %8.2f ± %.2f t/s\n";
+  const char* row_format = args.output == "md" ? "| %s | %s | %d | %s | %s | %.2f ± %.2f |\n"
+                                               : "%-40s %-28s t=%-2d %-12s %-10s %8.2f ± %.2f t/s\n";
   if (args.output == "md") {
     std::printf("| model | types | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");
   }
   const std::string depth = args.bench.depth > 0 ? " @ d" + std::to_string(args.bench.depth) : "";
   if (args.bench.prompt_tokens > 0) {
     std::printf(row_format, args.model.c_str(), types.c_str(), threads, isa_name().c_str(),
-                ("pp" + std::to_string(args.bench.prompt_tokens) + depth).c_str(), result->pp_median, result->pp_stddev);
+                ("pp" + std::to_string(args.bench.prompt_tokens) + depth).c_str(), result->pp_median,
+                result->pp_stddev);
   }
   if (args.bench.generate_tokens > 0) {
     std::printf(row_format, args.model.c_str(), types.c_str(), threads, isa_name().c_str(),
-                ("tg" + std::to_string(args.bench.generate_tokens) + depth).c_str(), result->tg_median, result->tg_stddev);
-    std::printf("%sweights read per token: %.1f MB; implied bandwidth %.1f GB/s\n", args.output == "md" ? "\n" : "",
-                static_cast<double>(result->weight_bytes_per_token) / 1e6, bandwidth);
+                ("tg" + std::to_string(args.bench.generate_tokens) + depth).c_str(), result->tg_median,
+                result->tg_stddev);
+    std::printf("%sweights read per token: %.1f MB; implied bandwidth %.1f GB/s\n",
+                args.output == "md" ? "\n" : "", static_cast<double>(result->weight_bytes_per_token) / 1e6,
+                bandwidth);
   }
   return 0;
 }

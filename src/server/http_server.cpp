@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <set>
@@ -158,6 +159,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   impl->http.set_payload_max_length(options.max_body_bytes);
   impl->http.set_tcp_nodelay(true);
   impl->add_routes();
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): a burst of clients
+  // overflows it, and the kernel drops their handshakes (retried after a second, or failed).
+  // Remember the listening socket so that its backlog can be raised once it listens.
+  int listening_socket = -1;
+  impl->http.set_socket_options([&listening_socket](socket_t socket) {
+    httplib::default_socket_options(socket);
+    listening_socket = socket;
+  });
 
   if (options.port == 0) {
     impl->port = impl->http.bind_to_any_port(options.host);
@@ -169,6 +178,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
     }
     impl->port = options.port;
   }
+  // listen() again on a listening socket only changes its backlog (capped by net.core.somaxconn).
+  if (listening_socket >= 0) ::listen(listening_socket, SOMAXCONN);
+  impl->http.set_socket_options(httplib::default_socket_options);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 

@@ -8,14 +8,10 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "server/messages.h"
 #include "server/model_manager.h"
 
 namespace sinter::server {
-
-// Checks `messages` (an array of {"role": ..., "content": ...}) and brings it into the template's
-// shape: content given as an array of text parts becomes one string; null content becomes "".
-// Images and other non-text parts are refused. `field` names the array in errors.
-Result<chat::Json> read_messages(const nlohmann::ordered_json& messages, std::string_view field);
 
 // The conversation rendered with the model's template (or `template_source`, a Jinja template
 // given with the request), ending with the assistant's turn.

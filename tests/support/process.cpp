@@ -15,8 +15,10 @@ namespace sinter::testing {
 std::string shell_quote(const std::string& argument) {
   std::string out = "'";
   for (char c : argument) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -55,18 +57,28 @@ nlohmann::json run_oracle(const std::string& arguments) {
   // One thread: llama.cpp's spinning thread pool slows down by 40x when the machine is busy
   // (ctest runs tests in parallel), and its numerics do not depend on the thread count except in
   // the split-KV decode path, which one thread avoids.
-  const std::string command = "ORACLE_THREADS=1 " + shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
-  const CommandResult result = run_command(command);
-  if (result.exit_status != 0) {
-    ADD_FAILURE() << "oracle failed (" << result.exit_status << "): " << command << "\n" << result.err;
-    return nlohmann::json::array();
+  const std::string command =
+      "ORACLE_THREADS=1 " + shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
+  // The oracle's launcher copies its script into a shared cache on every call, so a call that
+  // starts while another one copies can read a truncated script (it then prints nothing, or a
+  // syntax error). That is the harness failing, not the answer being wrong: try again.
+  constexpr int kAttempts = 3;
+  std::string failure;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    const CommandResult result = run_command(command);
+    if (result.exit_status != 0) {
+      failure = "oracle failed (" + std::to_string(result.exit_status) + "): " + command + "\n" + result.err;
+      continue;
+    }
+    try {
+      return nlohmann::json::parse(result.out);
+    } catch (const std::exception& e) {
+      failure = std::string("oracle printed non-JSON: ") + e.what() + "\n" + result.out.substr(0, 500) +
+                "\n" + result.err.substr(0, 2000);
+    }
   }
-  try {
-    return nlohmann::json::parse(result.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "oracle printed non-JSON: " << e.what() << "\n" << result.out.substr(0, 500);
-    return nlohmann::json::array();
-  }
+  ADD_FAILURE() << failure << "\n(" << kAttempts << " attempts)";
+  return nlohmann::json::array();
 }
 
 }  // namespace
@@ -82,7 +94,8 @@ std::vector<int> oracle_greedy(const std::string& model, int count, const std::s
 
 std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
                                                               const std::vector<int>& ids, int top_n) {
-  const auto json = run_oracle("probs " + shell_quote(model) + " " + join_ids(ids) + " " + std::to_string(top_n));
+  const auto json =
+      run_oracle("probs " + shell_quote(model) + " " + join_ids(ids) + " " + std::to_string(top_n));
   std::vector<std::vector<std::pair<int, double>>> out;
   for (const auto& position : json) {
     auto& row = out.emplace_back();

@@ -213,9 +213,12 @@ TEST(QuantizeConformance, OracleRunsEveryTypeWithinLlamaCppError) {
     for (const std::string& run : runs) list += run + "\n";
     std::ofstream(dir + "/models.txt") << list;
     const std::string oracle = shell_quote(testing::shared_dir() + "/oracle/run");
+    // Up to three tries each: the oracle's launcher rewrites its script in a shared cache on every
+    // call, and a call that starts during another's copy can read it truncated (no output).
     const auto batch = run_command("xargs -P 2 -I MODEL sh -c " +
-                                   shell_quote("ORACLE_THREADS=1 " + oracle + " probs MODEL " +
-                                               testing::join_ids(ids) + " > MODEL.json") +
+                                   shell_quote("for attempt in 1 2 3; do ORACLE_THREADS=1 " + oracle +
+                                               " probs MODEL " + testing::join_ids(ids) +
+                                               " > MODEL.json && [ -s MODEL.json ] && break; done") +
                                    " < " + shell_quote(dir + "/models.txt"));
     ASSERT_EQ(batch.exit_status, 0) << batch.err;
   }

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "server_process.h"
+#include "sinter/result.h"
 #include "support/test_paths.h"
 
 namespace sinter::testing {
@@ -72,6 +73,7 @@ TEST(Load, ThroughputAndTimeToFirstToken) {
     std::atomic<int64_t> generated{0};
     std::mutex mutex;
     std::vector<double> ttft;
+    std::vector<std::string> failures;  // the first few, to say what went wrong
     const auto start = Clock::now();
     const auto deadline = start + time_limit;
     std::vector<std::thread> workers;
@@ -84,6 +86,13 @@ TEST(Load, ThroughputAndTimeToFirstToken) {
           const StreamAnswer answer = http_stream(*server, "/api/generate", request, false);
           if (answer.status != 200 || answer.objects.empty() || answer.objects.back()["done"] != true) {
             ++failed;
+            std::lock_guard<std::mutex> lock(mutex);
+            if (failures.size() < 4) {
+              failures.push_back(concat("request ", i, ": status ", answer.status, ", ",
+                                        answer.objects.size(), " objects, error body '", answer.error_body,
+                                        "', last object ",
+                                        answer.objects.empty() ? "none" : answer.objects.back().dump()));
+            }
             continue;
           }
           generated += answer.objects.back()["eval_count"].get<int64_t>();
@@ -96,6 +105,7 @@ TEST(Load, ThroughputAndTimeToFirstToken) {
     const double wall = std::chrono::duration<double>(Clock::now() - start).count();
     EXPECT_LT(Clock::now(), deadline) << "the load did not finish within the time limit";
     EXPECT_EQ(failed.load(), 0);
+    for (const std::string& failure : failures) ADD_FAILURE() << failure;
     EXPECT_EQ(static_cast<int>(ttft.size()), requests);
     std::printf("| %d | %zu | %.2f | %lld | %.1f | %.1f | %.1f |\n", parallel, ttft.size(), wall,
                 static_cast<long long>(generated.load()), static_cast<double>(generated.load()) / wall,
