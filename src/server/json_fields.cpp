@@ -11,7 +11,7 @@ Result<Json> parse_json_object(const std::string& body, bool empty_is_object) {
   Json value;
   try {
     value = Json::parse(body);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
     return make_error(ErrorCode::kInvalidArgument, "the request body is not valid JSON: ", e.what());
   }
   if (!value.is_object()) {

@@ -131,8 +131,10 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
     if (format != nullptr) {
       JsonFields format_fields(*format, "response_format.");
       SINTER_ASSIGN(const auto type, format_fields.string("type"));
-      SINTER_TRY(refuse_if(type && *type != "text",
-                           concat("response_format.type '", *type, "' is not supported (only \"text\")")));
+      // The message is built before the condition is looked at: no dereference of an absent type.
+      const std::string given = type.value_or("");
+      SINTER_TRY(refuse_if(type && given != "text",
+                           concat("response_format.type '", given, "' is not supported (only \"text\")")));
     }
   } else {
     SINTER_ASSIGN(const auto logprobs, fields.integer("logprobs", 0, 5));

@@ -76,6 +76,10 @@ TEST(JsonFields, BodiesAndDumps) {
   EXPECT_EQ(parse_json_object("3").error().message(), "the request body must be a JSON object, got number 3");
   EXPECT_NE(parse_json_object("{").error().message().find("the request body is not valid JSON: "),
             std::string::npos);
+  // A number beyond double's range is an error, not an exception (found by fuzz_request).
+  EXPECT_NE(
+      parse_json_object(R"({"seed": 1e99999})").error().message().find("the request body is not valid JSON"),
+      std::string::npos);
   // Generated text may hold bytes that are not UTF-8: they are replaced, never thrown on.
   EXPECT_EQ(dump_json(Json("a\xff"
                            "b")),
@@ -129,6 +133,13 @@ TEST(GenerationRequest, OpenAiParameters) {
   const Json too_many = Json::parse(R"({"model": "m", "n": 3})");
   EXPECT_EQ(read_openai_parameters(too_many, true).error().message(),
             "n must be 1 (sinter returns one choice per request), got 3");
+  // response_format: only text; an object without a type is text (found by fuzz_request).
+  EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {}})"), true));
+  EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {"type": "text"}})"), true));
+  EXPECT_EQ(read_openai_parameters(Json::parse(R"({"response_format": {"type": "json_object"}})"), true)
+                .error()
+                .message(),
+            "response_format.type 'json_object' is not supported (only \"text\")");
 }
 
 }  // namespace
