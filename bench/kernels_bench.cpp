@@ -3,11 +3,14 @@
 //   gemv/<type>/<isa>/<n_in>x<n_out>   one column (generation); counters: weight bytes/s
 //   gemm/<type>/<isa>/<n_in>x<n_out>/<m> m columns (prompt processing); counters: FLOP/s
 //   reference/<type>/<n_in>x<n_out>    the generic path (reference dot products on file rows)
+//   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
+//                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
 // bandwidth, not DRAM bandwidth (`sinter bench` measures the model end to end).
 //
 //   SINTER_BENCH_TYPES=q4_0,q8_0 sinter_kernels_bench --benchmark_filter=gemv
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -133,6 +136,51 @@ void bench_gemv_cold(benchmark::State& state, DType type, IsaLevel level) {
       benchmark::Counter::kIsRate);
 }
 
+uint64_t sum_words(const uint64_t* words, size_t n) {
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i < n; i += 4) {
+    a += words[i];
+    b += words[i + 1];
+    c += words[i + 2];
+    d += words[i + 3];
+  }
+  return a + b + c + d;
+}
+
+// 256-bit loads, four independent sums: one core's loads outrun its share of memory bandwidth.
+__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* words, size_t n) {
+  __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+  for (size_t i = 0; i < n; i += 16) {
+    a = _mm256_add_epi64(a, _mm256_load_si256(reinterpret_cast<const __m256i*>(words + i)));
+    b = _mm256_add_epi64(b, _mm256_load_si256(reinterpret_cast<const __m256i*>(words + i + 4)));
+    c = _mm256_add_epi64(c, _mm256_load_si256(reinterpret_cast<const __m256i*>(words + i + 8)));
+    d = _mm256_add_epi64(d, _mm256_load_si256(reinterpret_cast<const __m256i*>(words + i + 12)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a, b), _mm256_add_epi64(c, d)));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
+// Reads a 1 GiB buffer (each of the benchmark's threads its own slice) and sums it, so that no
+// kernel arithmetic limits the rate: what memory gives to `threads` cores.
+void bench_memory_read(benchmark::State& state) {
+  constexpr size_t kBytes = size_t{1} << 30;
+  static const AlignedBytes buffer = [] {
+    AlignedBytes b(kBytes);
+    std::memset(b.get(), 1, kBytes);  // touch every page before timing
+    return b;
+  }();
+  const size_t slice = kBytes / static_cast<size_t>(state.threads());
+  const auto* words =
+      reinterpret_cast<const uint64_t*>(buffer.get() + slice * static_cast<size_t>(state.thread_index()));
+  const size_t n = slice / sizeof(uint64_t);
+  const bool avx2 = isa_level_supported(IsaLevel::kAvx2);
+  for (auto _ : state) benchmark::DoNotOptimize(avx2 ? sum_words_avx2(words, n) : sum_words(words, n));
+  state.counters["B/s"] = benchmark::Counter(
+      static_cast<double>(slice) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t n_out) {
   const DType act = vec_dot_activation_type(type);
   Problem p(type, n_in, n_out, 1, kernels_for(IsaLevel::kGeneric));
@@ -199,6 +247,7 @@ void register_all() {
       }
     }
   }
+  benchmark::RegisterBenchmark("memory/read", bench_memory_read)->Threads(1)->Threads(2)->UseRealTime();
   for (DType type : bench_types()) {
     if (reference_vec_dot(type) == nullptr) continue;
     benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
