@@ -16,8 +16,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    return make_error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, "cannot open ", path,
-                      ": ", std::strerror(err));
+    return make_error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, "cannot open ", path, ": ",
+                      std::strerror(err));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0) {
@@ -55,6 +55,21 @@ std::shared_ptr<MappedFile> MappedFile::from_bytes(std::span<const uint8_t> byte
   if (!bytes.empty()) std::memcpy(file->owned_.get(), bytes.data(), bytes.size());
   file->data_ = file->owned_.get();
   return file;
+}
+
+bool MappedFile::contains(const void* begin, size_t bytes) const {
+  const auto* p = static_cast<const uint8_t*>(begin);
+  return p >= data_ && bytes <= size_ && static_cast<size_t>(p - data_) <= size_ - bytes;
+}
+
+void MappedFile::release_pages(const void* begin, size_t bytes) const {
+  if (!mapped_ || bytes == 0 || !contains(begin, bytes)) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(begin);
+  // Only the pages wholly inside the range: the neighbours' bytes may still be read.
+  const uintptr_t first = (start + page - 1) / page * page;
+  const uintptr_t last = (start + bytes) / page * page;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

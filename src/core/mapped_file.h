@@ -25,6 +25,12 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Whether [begin, begin + bytes) lies inside this file's bytes.
+  bool contains(const void* begin, size_t bytes) const;
+  // Tells the kernel that these bytes (inside this file) will not be read again soon: the whole
+  // pages among them leave this process's resident memory. Nothing is lost: a later read maps them
+  // again from the file. No effect on files held in memory (from_bytes), whose bytes would be lost.
+  void release_pages(const void* begin, size_t bytes) const;
 
  private:
   MappedFile() = default;

@@ -122,6 +122,12 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   return gguf;
 }
 
+void GgufFile::release_payload(const void* data, size_t bytes) const {
+  for (const auto& shard : shards_) {
+    if (shard->contains(data, bytes)) shard->release_pages(data, bytes);
+  }
+}
+
 const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
   const auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

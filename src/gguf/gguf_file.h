@@ -56,6 +56,9 @@ class GgufFile {
   uint32_t alignment() const { return alignment_; }
   const Metadata& metadata() const { return metadata_; }
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+  // Tensor bytes that will not be read from the file again (a backend keeps its own repacked
+  // copy): their pages leave resident memory, to be read from the file again if ever needed.
+  void release_payload(const void* data, size_t bytes) const;
   const GgufTensorInfo* find_tensor(std::string_view name) const;
   size_t shard_count() const { return shards_.size(); }
   const std::string& path() const;  // the first shard's; empty for a default-constructed file

@@ -30,10 +30,16 @@ Result<std::shared_ptr<LoadedModel>> LoadedModel::load(const std::string& path, 
   SINTER_ASSIGN(loaded->backend_, create_backend(options.backend, backend_options));
   for (Tensor& weight : loaded->model_->weights()) {
     if (weight.ne[1] > 1 && loaded->backend_->path(Op::kMatMul, weight.type) == ExecutionPath::kUnsupported) {
-      return make_error(ErrorCode::kUnsupported, path, ": the ", loaded->backend_->name(), " backend cannot compute with ",
-                        dtype_name(weight.type), " weights (tensor '", weight.name, "')");
+      return make_error(ErrorCode::kUnsupported, path, ": the ", loaded->backend_->name(),
+                        " backend cannot compute with ", dtype_name(weight.type), " weights (tensor '",
+                        weight.name, "')");
     }
+    const void* file_bytes = weight.data;
+    const size_t size = weight.bytes();
     SINTER_TRY(loaded->backend_->prepare_weight(&weight));
+    // Repacked: the backend reads only its own copy from now on, so the file's pages of this
+    // tensor need not stay resident (the process would otherwise hold both, ~2x the file).
+    if (weight.data != file_bytes) loaded->file_->release_payload(file_bytes, size);
   }
   return loaded;
 }

@@ -75,8 +75,14 @@ TEST(Metrics, PrometheusTextWithRequestsTokensLatenciesAndCache) {
   HttpAnswer answer;
   ASSERT_TRUE(eventually([&] {
     answer = http_get(*server, "/metrics");
+    // Counters are updated just after each answer is sent, on the server's threads: wait for all.
     return metric_value(answer.body, "sinter_requests_finished_total{model=\"stories260K\"}") == 3 &&
-           metric_value(answer.body, "sinter_http_requests_total{endpoint=\"other\",status=\"404\"}") == 1;
+           metric_value(answer.body,
+                        "sinter_http_requests_total{endpoint=\"/api/generate\",status=\"200\"}") == 3 &&
+           metric_value(answer.body,
+                        "sinter_http_requests_total{endpoint=\"/api/generate\",status=\"400\"}") == 1 &&
+           metric_value(answer.body, "sinter_http_requests_total{endpoint=\"other\",status=\"404\"}") == 1 &&
+           metric_value(answer.body, "sinter_active_sequences{model=\"stories260K\"}") == 0;
   })) << answer.body;
   ASSERT_EQ(answer.status, 200);
   EXPECT_EQ(answer.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
