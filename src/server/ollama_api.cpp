@@ -334,13 +334,10 @@ Status handle_detokenize(ServerState& state, const httplib::Request& req, httpli
   return ok_status();
 }
 
-// Wraps a handler that may fail: its error becomes {"error": ...} with the matching status.
+// The route handlers' errors in this API's shape.
 template <class Handler>
 httplib::Server::Handler guarded(ServerState& state, Handler handler) {
-  return [&state, handler](const httplib::Request& req, httplib::Response& res) {
-    Status status = handler(state, req, res);
-    if (!status) reply_error(res, status.error());
-  };
+  return server::guarded(state, handler, &reply_error);
 }
 
 }  // namespace

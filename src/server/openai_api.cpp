@@ -219,12 +219,10 @@ Json model_object(const ModelFile& file) {
               {"owned_by", "sinter"}};
 }
 
+// The route handlers' errors in this API's shape.
 template <class Handler>
 httplib::Server::Handler guarded(ServerState& state, Handler handler) {
-  return [&state, handler](const httplib::Request& req, httplib::Response& res) {
-    Status status = handler(state, req, res);
-    if (!status) reply_openai_error(res, status.error());
-  };
+  return server::guarded(state, handler, &reply_openai_error);
 }
 
 }  // namespace

@@ -42,6 +42,17 @@ void reply_openai_error(httplib::Response& res, int status, const std::string& m
 void reply_openai_error(httplib::Response& res, const Error& error);
 void reply_json(httplib::Response& res, const nlohmann::ordered_json& body, int status = 200);
 
+// Wraps a route handler that may fail, `Status handler(state, req, res)`: its error becomes the
+// API's error body (`reply`: reply_error or reply_openai_error) with the matching status.
+template <class Handler>
+httplib::Server::Handler guarded(ServerState& state, Handler handler,
+                                 void (*reply)(httplib::Response&, const Error&)) {
+  return [&state, handler, reply](const httplib::Request& req, httplib::Response& res) {
+    Status status = handler(state, req, res);
+    if (!status) reply(res, status.error());
+  };
+}
+
 // A finished generation, for the final chunk or the whole answer.
 struct Completion {
   std::vector<TokenId> prompt;
