@@ -3,6 +3,7 @@
 //   gemv/<type>/<isa>/<n_in>x<n_out>   one column (generation); counters: weight bytes/s
 //   gemm/<type>/<isa>/<n_in>x<n_out>/<m> m columns (prompt processing); counters: FLOP/s
 //   reference/<type>/<n_in>x<n_out>    the generic path (reference dot products on file rows)
+//   attention/<isa>/f16/4x64/cells:N  one token's attention for one KV head over N cached cells
 //   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
 #include "core/cpu_features.h"
@@ -197,6 +199,40 @@ void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t 
       benchmark::Counter::kIsRate);
 }
 
+// One generated token's attention for one KV head of the 1 B llama (4 query heads of 64, F16
+// cache rows of 8 KV heads, so one head's keys are 128 bytes every 1 KiB) over `cells` cells.
+void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
+  constexpr int64_t kHeadDim = 64, kHeads = 4, kKvHeads = 8;
+  const size_t stride = row_bytes(DType::F16, kHeadDim * kKvHeads);
+  std::vector<uint8_t> keys(stride * static_cast<size_t>(cells)), values(keys.size());
+  const auto kv = random_values(static_cast<size_t>(kHeadDim * kKvHeads * cells), 4);
+  (void)quantize_rows(DType::F16, kv.data(), kHeadDim * kKvHeads, cells, keys.data());
+  (void)quantize_rows(DType::F16, kv.data(), kHeadDim * kKvHeads, cells, values.data());
+  const auto queries = random_values(kHeadDim * kHeads, 5);
+  std::vector<int32_t> order(static_cast<size_t>(cells));
+  for (int32_t i = 0; i < static_cast<int32_t>(cells); ++i) order[static_cast<size_t>(i)] = i;
+  std::vector<float> out(kHeadDim * kHeads), scratch(attention_scratch_floats(kHeads, kHeadDim, kHeadDim));
+  AttentionGroupArgs a;
+  a.queries = queries.data();
+  a.heads = kHeads;
+  a.head_dim = a.head_dim_v = kHeadDim;
+  a.keys = keys.data();
+  a.values = values.data();
+  a.key_stride = a.value_stride = stride;
+  a.cells = order.data();
+  a.cell_count = static_cast<int32_t>(cells);
+  a.scale = 0.125f;
+  a.out = out.data();
+  a.scratch = scratch.data();
+  const AttendGroupFn attend = attend_group_for(level);
+  for (auto _ : state) {
+    attend(a);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["cell_heads/s"] = benchmark::Counter(
+      static_cast<double>(cells * kHeads) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -245,6 +281,14 @@ void register_all() {
                                      type, level, n_in, n_out, int64_t{512})
             ->Unit(benchmark::kMillisecond);
       }
+    }
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || attend_group_for(level) == nullptr) continue;
+    for (int64_t cells : {256, 4096}) {
+      benchmark::RegisterBenchmark(
+          ("attention/" + std::string(isa_level_name(level)) + "/f16/4x64/cells:" + std::to_string(cells)).c_str(),
+          bench_attention, level, cells);
     }
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)->Threads(1)->Threads(2)->UseRealTime();

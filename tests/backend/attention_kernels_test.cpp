@@ -1,5 +1,6 @@
 // Every ISA version of the attention inner loop against the generic one: head sizes 0..2x the
-// vector width + 1, misaligned rows, every cache type, group sizes, soft-capping.
+// vector width + 1, misaligned rows, every cache type, group sizes, soft-capping; and every
+// level, the generic one included, against the softmax computed directly in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,12 +21,28 @@ struct Case {
   float softcap;
 };
 
-std::vector<float> run(AttendGroupFn fn, const Case& c, size_t misalign, uint32_t seed) {
+// The inputs of one kernel call: a cache of scattered rows, queries and the visible cells.
+struct Inputs {
+  Case c;
+  size_t misalign = 0;
+  size_t k_row = 0, v_row = 0;
+  std::vector<uint8_t> keys, values;
+  std::vector<float> queries;
+  std::vector<int32_t> cells;
+  float scale = 0.3f;
+};
+
+Inputs make_inputs(const Case& c, size_t misalign, uint32_t seed, float query_magnitude = 2.0f) {
+  Inputs in;
+  in.c = c;
+  in.misalign = misalign;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   const int32_t total_cells = c.cells + 3;
-  const size_t k_row = row_bytes(c.type, c.head_dim) + 8, v_row = row_bytes(c.type, c.head_dim_v) + 8;
-  std::vector<uint8_t> keys(k_row * total_cells + 64), values(v_row * total_cells + 64);
+  in.k_row = row_bytes(c.type, c.head_dim) + 8;
+  in.v_row = row_bytes(c.type, c.head_dim_v) + 8;
+  in.keys.resize(in.k_row * total_cells + 64);
+  in.values.resize(in.v_row * total_cells + 64);
   const auto fill = [&](std::vector<uint8_t>& bytes, size_t row, int64_t n) {
     std::vector<float> f(static_cast<size_t>(n));
     for (int32_t cell = 0; cell < total_cells; ++cell) {
@@ -33,33 +50,103 @@ std::vector<float> run(AttendGroupFn fn, const Case& c, size_t misalign, uint32_
       dtype_traits(c.type).quantize(f.data(), bytes.data() + misalign + cell * row, n);
     }
   };
-  fill(keys, k_row, c.head_dim);
-  fill(values, v_row, c.head_dim_v);
-  std::vector<float> queries(static_cast<size_t>(c.heads * c.head_dim) + 1);
-  for (auto& x : queries) x = dist(rng);
-  std::vector<int32_t> cells;
-  for (int32_t i = 0; i < c.cells; ++i) cells.push_back((i * 7 + 2) % total_cells);  // scattered, distinct
+  fill(in.keys, in.k_row, c.head_dim);
+  fill(in.values, in.v_row, c.head_dim_v);
+  in.queries.resize(static_cast<size_t>(c.heads * c.head_dim) + 1);
+  for (auto& x : in.queries) x = dist(rng) * query_magnitude / 2.0f;
+  for (int32_t i = 0; i < c.cells; ++i) in.cells.push_back((i * 7 + 2) % total_cells);  // scattered, distinct
+  return in;
+}
+
+const float* queries_of(const Inputs& in) { return in.queries.data() + in.misalign % 2; }  // misaligned too
+
+std::vector<float> run(AttendGroupFn fn, const Inputs& in) {
+  const Case& c = in.c;
   std::vector<float> out(static_cast<size_t>(c.heads * c.head_dim_v) + 1, 123.0f);
   std::vector<float> scratch(attention_scratch_floats(c.heads, c.head_dim, c.head_dim_v));
   AttentionGroupArgs a;
-  a.queries = queries.data() + misalign % 2;  // misaligned queries too
+  a.queries = queries_of(in);
   a.heads = c.heads;
   a.head_dim = c.head_dim;
   a.head_dim_v = c.head_dim_v;
   a.cache_type = c.type;
-  a.keys = keys.data() + misalign;
-  a.key_stride = k_row;
-  a.values = values.data() + misalign;
-  a.value_stride = v_row;
-  a.cells = cells.data();
+  a.keys = in.keys.data() + in.misalign;
+  a.key_stride = in.k_row;
+  a.values = in.values.data() + in.misalign;
+  a.value_stride = in.v_row;
+  a.cells = in.cells.data();
   a.cell_count = c.cells;
-  a.scale = 0.3f;
+  a.scale = in.scale;
   a.softcap = c.softcap;
   a.out = out.data();
   a.scratch = scratch.data();
   fn(a);
+  EXPECT_EQ(out.back(), 123.0f) << "wrote past the output";
   out.pop_back();
   return out;
+}
+
+std::vector<float> run(AttendGroupFn fn, const Case& c, size_t misalign, uint32_t seed) {
+  return run(fn, make_inputs(c, misalign, seed));
+}
+
+// softmax(scale·q·K) · V per head, in double from the cache's values: the definition.
+std::vector<double> direct(const Inputs& in) {
+  const Case& c = in.c;
+  const auto widen = [&](const std::vector<uint8_t>& bytes, size_t row, int32_t cell, int64_t n) {
+    std::vector<float> f(static_cast<size_t>(n));
+    dtype_traits(c.type).dequantize(bytes.data() + in.misalign + cell * row, f.data(), n);
+    return f;
+  };
+  std::vector<double> out(static_cast<size_t>(c.heads * c.head_dim_v), 0.0);
+  for (int32_t h = 0; h < c.heads; ++h) {
+    std::vector<double> scores;
+    for (int32_t cell : in.cells) {
+      const auto k = widen(in.keys, in.k_row, cell, c.head_dim);
+      double s = 0.0;
+      for (int64_t i = 0; i < c.head_dim; ++i) s += static_cast<double>(queries_of(in)[h * c.head_dim + i]) * k[i];
+      s *= in.scale;
+      if (c.softcap != 0.0f) s = c.softcap * std::tanh(s / c.softcap);
+      scores.push_back(s);
+    }
+    double max = -INFINITY, total = 0.0;
+    for (double s : scores) max = std::max(max, s);
+    for (size_t j = 0; j < scores.size(); ++j) {
+      const double w = std::exp(scores[j] - max);
+      total += w;
+      const auto v = widen(in.values, in.v_row, in.cells[j], c.head_dim_v);
+      for (int64_t i = 0; i < c.head_dim_v; ++i) out[h * c.head_dim_v + i] += w * v[i];
+    }
+    for (int64_t i = 0; total > 0.0 && i < c.head_dim_v; ++i) out[h * c.head_dim_v + i] /= total;
+  }
+  return out;
+}
+
+TEST(AttentionKernels, EveryLevelComputesTheSoftmaxOfTheScores) {
+  // Cell counts around the online-softmax block (kCellBlock) and query magnitudes that make the
+  // running maximum move inside and between blocks (and weights underflow to 0).
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    AttendGroupFn fn = attend_group_for(level);
+    if (fn == nullptr || !isa_level_supported(level)) continue;
+    for (int32_t cells : {1, kCellBlock - 1, kCellBlock, kCellBlock + 1, 3 * kCellBlock + 11}) {
+      for (float magnitude : {0.5f, 4.0f, 60.0f}) {
+        for (const Case& c : {Case{64, 64, 4, cells, DType::F16, 0.0f}, Case{19, 13, 3, cells, DType::F32, 0.0f},
+                              Case{40, 40, 2, cells, DType::BF16, 30.0f}}) {
+          SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(c.type), " cells ", cells, " magnitude ",
+                              magnitude, " dim ", c.head_dim));
+          const Inputs in = make_inputs(c, 3, static_cast<uint32_t>(cells), magnitude);
+          const auto expected = direct(in);
+          const auto got = run(fn, in);
+          ASSERT_EQ(got.size(), expected.size());
+          // F32 scores carry an absolute error proportional to their size, which the weights inherit.
+          const double conditioning = std::max(1.0, magnitude / 2.0);
+          for (size_t i = 0; i < got.size(); ++i) {
+            EXPECT_NEAR(got[i], expected[i], 2e-5 * conditioning * (1.0 + std::fabs(expected[i])));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(AttentionKernels, EveryIsaLevelAgreesWithTheGenericLoop) {
@@ -71,7 +158,8 @@ TEST(AttentionKernels, EveryIsaLevelAgreesWithTheGenericLoop) {
     for (DType type : {DType::F16, DType::BF16, DType::F32}) {
       for (int64_t dim = 0; dim <= 2 * 16 + 1; ++dim) {
         for (const Case& c : {Case{dim, dim, 1, 5, type, 0.0f}, Case{dim, dim + 3, 4, 17, type, 0.0f},
-                              Case{dim, dim, 3, 1, type, 20.0f}, Case{dim, dim, 2, 0, type, 0.0f}}) {
+                              Case{dim, dim, 3, 1, type, 20.0f}, Case{dim, dim, 2, 0, type, 0.0f},
+                              Case{dim, dim + 1, 2, 2 * kCellBlock + 5, type, 0.0f}}) {
           for (size_t misalign : {0u, 1u, 6u}) {
             SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(type), " dim ", c.head_dim, "/", c.head_dim_v,
                                 " heads ", c.heads, " cells ", c.cells, " misalign ", misalign));
@@ -86,7 +174,9 @@ TEST(AttentionKernels, EveryIsaLevelAgreesWithTheGenericLoop) {
       }
     }
   }
-  if (isa_level_supported(IsaLevel::kAvx2)) EXPECT_GT(levels_run, 0);
+  if (isa_level_supported(IsaLevel::kAvx2)) {
+    EXPECT_GT(levels_run, 0);
+  }
 }
 
 TEST(AttentionKernels, NoVisibleCellGivesZeros) {

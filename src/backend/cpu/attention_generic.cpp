@@ -29,21 +29,34 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
 }  // namespace
 
 size_t attention_scratch_floats(int64_t heads, int64_t head_dim, int64_t head_dim_v) {
-  // one widened row (and 16 floats of padding), and per head: maximum and weight total
-  return static_cast<size_t>(std::max(head_dim, head_dim_v) + 16 + 2 * heads);
+  // one block of widened rows (and 16 floats of padding); per head: maximum, weight total and
+  // the block's scores
+  return static_cast<size_t>(kCellBlock * std::max(head_dim, head_dim_v) + 16 + (2 + kCellBlock) * heads);
 }
 
 namespace {
 
 struct GenericOps {
   static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
-  static float dot(const float* a, const float* b, int64_t n) {
+  static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+    for (int64_t j = 0; j < count; ++j) {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < n; ++i) sum += q[i] * rows[j * n + i];
+      out[j] = sum;
+    }
+  }
+  static float exp_shifted(float* x, float shift, int64_t n) {
     float sum = 0.0f;
-    for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+    for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
     return sum;
   }
-  static void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) sum[i] = sum[i] * rescale + row[i] * weight;
+  static void scale(float* x, float factor, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] *= factor;
+  }
+  static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
+    for (int64_t j = 0; j < count; ++j) {
+      for (int64_t i = 0; i < n; ++i) out[i] += rows[j * n + i] * weights[j];
+    }
   }
 };
 

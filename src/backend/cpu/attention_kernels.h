@@ -2,10 +2,11 @@
 // (grouped-query attention): the group's keys and values are widened once per cell and used by
 // every head of the group.
 //
-// Each head's result is the same sequence of operations whatever the group size: for every
-// visible cell in order, s = scale·(q·k) (soft-capped when asked), an online-softmax update of
-// the running maximum, the weight total and the weighted sum of values. Per-ISA versions
-// (generic, AVX2, AVX-512) differ only in how q·k and the vector updates are summed in lanes.
+// Each head's result is the same sequence of operations whatever the group size and wherever the
+// cells are: an online softmax over blocks of kCellBlock visible cells in position order
+// (attention_loop.h). Per-ISA versions (generic, AVX2, AVX-512) differ only in how q·k and the
+// vector updates are summed in lanes, and in exp (std::exp in the generic loop, a polynomial of
+// ~1 ulp in the SIMD ones).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 namespace sinter::cpu {
 
 constexpr int32_t kMaxGroupHeads = 64;  // heads one call handles
+constexpr int32_t kCellBlock = 32;      // cells per online-softmax step
 
 struct AttentionGroupArgs {
   const float* queries = nullptr;   // [heads][head_dim], F32

@@ -4,14 +4,20 @@
 //
 //   struct Ops {
 //     static void widen(DType type, const uint8_t* row, float* out, int64_t n);  // cache row -> F32
-//     static float dot(const float* a, const float* b, int64_t n);
-//     static void update(float* sum, const float* row, float rescale, float weight, int64_t n);
-//   };                                                   // sum = sum * rescale + row * weight
+//     // out[j] = q · rows[j·n ..], j = 0..count-1
+//     static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out);
+//     static float exp_shifted(float* x, float shift, int64_t n);  // x = exp(x - shift); returns Σ x
+//     static void scale(float* x, float factor, int64_t n);         // x *= factor
+//     // out += Σ_j weights[j] · rows[j·n ..], j = 0..count-1 in order
+//     static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n);
+//   };
 //
-// Per head, for every visible cell in order: s = scale·(q·k), soft-capped when asked; when s is a
-// new maximum the running sum is rescaled by exp(old max − s) and the cell gets weight 1,
-// otherwise weight exp(s − max); the weight total follows the same updates. At the end the sum
-// is divided by the total.
+// An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
+// block's keys are widened once and every head of the group scores them, s = scale·(q·k)
+// (soft-capped when asked); each head's running maximum m becomes max(m, the block's scores), its
+// running sum of values and its weight total are rescaled by exp(old m − new m) (once per block,
+// not per cell), the scores become weights exp(s − m) (a vector exp), and the block's values,
+// widened once, are added with those weights. At the end the sum is divided by the total.
 #pragma once
 
 #include <algorithm>
@@ -24,43 +30,67 @@ namespace sinter::cpu {
 
 template <class Ops>
 void attend_group_loop(const AttentionGroupArgs& a) {
-  float* row = a.scratch;
-  float* max_score = row + std::max(a.head_dim, a.head_dim_v) + 16;
+  const int64_t width = std::max(a.head_dim, a.head_dim_v);
+  float* rows = a.scratch;  // [kCellBlock][width]: the block's widened keys, then its values
+  float* max_score = rows + kCellBlock * width + 16;
   float* total = max_score + a.heads;
+  float* scores = total + a.heads;  // [heads][kCellBlock]: scores, then weights
   for (int32_t h = 0; h < a.heads; ++h) {
     max_score[h] = -INFINITY;
     total[h] = 0.0f;
     std::memset(a.out + h * a.head_dim_v, 0, static_cast<size_t>(a.head_dim_v) * sizeof(float));
   }
-  float scores[kMaxGroupHeads];
-  for (int32_t j = 0; j < a.cell_count; ++j) {
-    const int64_t cell = a.cells[j];
-    if (j + 1 < a.cell_count) {  // the next rows are scattered: ask for them early
-      __builtin_prefetch(a.keys + a.cells[j + 1] * a.key_stride);
-      __builtin_prefetch(a.values + a.cells[j + 1] * a.value_stride);
+  // Rows may be scattered and are read once: ask for them a few cells ahead, every line.
+  constexpr int32_t kPrefetchCells = 8;
+  const auto prefetch_row = [](const uint8_t* row, size_t bytes) {
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(row + o);
+    if (bytes > 0) __builtin_prefetch(row + bytes - 1);  // the last line, when rows straddle lines
+  };
+  const auto widen_block = [&](const int32_t* cells, int32_t count, const uint8_t* base, size_t stride,
+                               int64_t n) {
+    const size_t bytes = row_bytes(a.cache_type, n);
+    for (int32_t j = 0; j < std::min(kPrefetchCells, count); ++j) prefetch_row(base + cells[j] * stride, bytes);
+    for (int32_t j = 0; j < count; ++j) {
+      if (j + kPrefetchCells < count) prefetch_row(base + cells[j + kPrefetchCells] * stride, bytes);
+      Ops::widen(a.cache_type, base + cells[j] * stride, rows + j * n, n);
     }
-    Ops::widen(a.cache_type, a.keys + cell * a.key_stride, row, a.head_dim);
+  };
+  for (int32_t first = 0; first < a.cell_count; first += kCellBlock) {
+    const int32_t count = std::min<int32_t>(kCellBlock, a.cell_count - first);
+    const int32_t* cells = a.cells + first;
+    widen_block(cells, count, a.keys, a.key_stride, a.head_dim);
     for (int32_t h = 0; h < a.heads; ++h) {
-      float s = Ops::dot(a.queries + h * a.head_dim, row, a.head_dim) * a.scale;
-      if (a.softcap != 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-      scores[h] = s;
-    }
-    Ops::widen(a.cache_type, a.values + cell * a.value_stride, row, a.head_dim_v);
-    for (int32_t h = 0; h < a.heads; ++h) {
-      float rescale = 1.0f, weight = 1.0f;
-      if (scores[h] > max_score[h]) {
-        rescale = std::exp(max_score[h] - scores[h]);
-        max_score[h] = scores[h];
-      } else {
-        weight = std::exp(scores[h] - max_score[h]);
+      const float* q = a.queries + h * a.head_dim;
+      float* s = scores + h * kCellBlock;
+      Ops::dots(q, rows, count, a.head_dim, s);
+      float block_max = -INFINITY;
+      for (int32_t j = 0; j < count; ++j) {
+        float x = s[j] * a.scale;
+        if (a.softcap != 0.0f) x = a.softcap * std::tanh(x / a.softcap);
+        s[j] = x;
+        block_max = std::max(block_max, x);
       }
-      Ops::update(a.out + h * a.head_dim_v, row, rescale, weight, a.head_dim_v);
-      total[h] = total[h] * rescale + weight;
+      const float new_max = std::max(max_score[h], block_max);
+      if (new_max == -INFINITY) {  // no finite score yet: nothing to weigh
+        std::fill(s, s + count, 0.0f);
+        continue;
+      }
+      if (new_max > max_score[h] && total[h] != 0.0f) {
+        const float rescale = std::exp(max_score[h] - new_max);
+        Ops::scale(a.out + h * a.head_dim_v, rescale, a.head_dim_v);
+        total[h] *= rescale;
+      }
+      max_score[h] = new_max;
+      total[h] += Ops::exp_shifted(s, new_max, count);
+    }
+    widen_block(cells, count, a.values, a.value_stride, a.head_dim_v);
+    for (int32_t h = 0; h < a.heads; ++h) {
+      Ops::accumulate(a.out + h * a.head_dim_v, rows, scores + h * kCellBlock, count, a.head_dim_v);
     }
   }
   for (int32_t h = 0; h < a.heads; ++h) {
     const float inverse = total[h] == 0.0f ? 0.0f : 1.0f / total[h];
-    Ops::update(a.out + h * a.head_dim_v, a.out + h * a.head_dim_v, inverse, 0.0f, a.head_dim_v);
+    Ops::scale(a.out + h * a.head_dim_v, inverse, a.head_dim_v);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
+#include "backend/cpu/exp_polynomial.h"
 
 namespace sinter::cpu {
 namespace {
@@ -46,21 +47,91 @@ float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
-  const __m256 r = _mm256_set1_ps(rescale);
-  const __m256 w = _mm256_set1_ps(weight);
+// e^x in every lane (exp_polynomial.h); 2^n is built in the exponent bits, so inputs below
+// the smallest normal result give 0.
+__m256 exp8(__m256 x) {
+  using namespace exp_poly;
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kMinNormalInput), _CMP_LT_OQ);
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kMaxInput)), _mm256_set1_ps(kMinNormalInput));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kP0);
+  for (float c : {kP1, kP2, kP3, kP4, kP5}) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+  const __m256 e = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^n for n in [-126, 128]: 2^128 (x near kMaxInput) is applied as 2^127 · 2.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i top = _mm256_cmpgt_epi32(ni, _mm256_set1_epi32(127));
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, _mm256_and_si256(top, _mm256_set1_epi32(1))), _mm256_set1_epi32(127)), 23);
+  __m256 result = _mm256_mul_ps(e, _mm256_castsi256_ps(exponent));
+  result = _mm256_blendv_ps(result, _mm256_add_ps(result, result), _mm256_castsi256_ps(top));
+  return _mm256_andnot_ps(underflow, result);
+}
+
+float exp_shifted(float* x, float shift, int64_t n) {
+  __m256 sum = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(sum + i, _mm256_fmadd_ps(_mm256_loadu_ps(row + i), w, _mm256_mul_ps(_mm256_loadu_ps(sum + i), r)));
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(shift)));
+    _mm256_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, e);
   }
-  for (; i < n; ++i) sum[i] = std::fma(row[i], weight, sum[i] * rescale);
+  if (i < n) {  // the tail through a padded copy
+    alignas(32) float tail[8] = {};
+    std::fill(tail, tail + 8, -INFINITY);
+    std::memcpy(tail, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_load_ps(tail), _mm256_set1_ps(shift)));
+    _mm256_store_ps(tail, e);
+    std::memcpy(x + i, tail, static_cast<size_t>(n - i) * sizeof(float));
+    sum = _mm256_add_ps(sum, e);  // the padding lanes are e^-inf = 0
+  }
+  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+
+void scale(float* x, float factor, int64_t n) {
+  const __m256 f = _mm256_set1_ps(factor);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), f));
+  for (; i < n; ++i) x[i] *= factor;
+}
+
+// out += Σ_j weights[j] · rows[j·n ..]: 32 values of out at a time stay in 4 registers over the
+// cells (4 independent FMA chains), then 8 at a time, then the tail.
+void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 acc[4];
+    for (int u = 0; u < 4; ++u) acc[u] = _mm256_loadu_ps(out + i + 8 * u);
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 w = _mm256_set1_ps(weights[j]);
+      for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(_mm256_loadu_ps(rows + j * n + i + 8 * u), w, acc[u]);
+    }
+    for (int u = 0; u < 4; ++u) _mm256_storeu_ps(out + i + 8 * u, acc[u]);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 acc = _mm256_loadu_ps(out + i);
+    for (int64_t j = 0; j < count; ++j) {
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(rows + j * n + i), _mm256_set1_ps(weights[j]), acc);
+    }
+    _mm256_storeu_ps(out + i, acc);
+  }
+  for (; i < n; ++i) {
+    for (int64_t j = 0; j < count; ++j) out[i] = std::fma(rows[j * n + i], weights[j], out[i]);
+  }
 }
 
 struct Ops {
   static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
-  static float dot(const float* a, const float* b, int64_t n) { return sinter::cpu::dot(a, b, n); }
-  static void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
-    sinter::cpu::update(sum, row, rescale, weight, n);
+  static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+    for (int64_t j = 0; j < count; ++j) out[j] = sinter::cpu::dot(q, rows + j * n, n);
+  }
+  static float exp_shifted(float* x, float shift, int64_t n) { return sinter::cpu::exp_shifted(x, shift, n); }
+  static void scale(float* x, float factor, int64_t n) { sinter::cpu::scale(x, factor, n); }
+  static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
+    sinter::cpu::accumulate(out, rows, weights, count, n);
   }
 };
 

@@ -1,5 +1,6 @@
 // AVX-512 attention inner loop: 16 values per vector, masked tails; F16 widened with VCVTPH2PS,
-// BF16 by shifting into the top half of each float.
+// BF16 by shifting into the top half of each float; the scores of 16 cells summed across lanes
+// together.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
+#include "backend/cpu/exp_polynomial.h"
 
 namespace sinter::cpu {
 namespace {
@@ -15,46 +17,129 @@ __mmask16 tail_mask(int64_t remaining) {
   return remaining >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
 }
 
+__m512 widen16(DType type, const uint8_t* row, __mmask16 m) {
+  if (type == DType::F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row));
+  if (type == DType::BF16) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row)), 16));
+  }
+  return _mm512_maskz_loadu_ps(m, row);
+}
+
 void widen(DType type, const uint8_t* row, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
-    __m512 v;
-    if (type == DType::F16) {
-      v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
-    } else if (type == DType::BF16) {
-      v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * i)), 16));
-    } else {
-      v = _mm512_maskz_loadu_ps(m, row + 4 * i);
+  const int64_t bytes = type == DType::F32 ? 4 : 2;
+  int64_t i = 0;
+  if (type == DType::F16) {  // the common case without masks
+    for (; i + 16 <= n; i += 16) {
+      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i))));
     }
-    _mm512_mask_storeu_ps(out + i, m, v);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(out + i, m, widen16(type, row + bytes * i, m));
   }
 }
 
-float dot(const float* a, const float* b, int64_t n) {
+// Σ_i a[i]·b[i] in 16 lanes (not yet summed across them).
+__m512 dot_lanes(const float* a, const float* b, int64_t n) {
   __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 16) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  if (i < n) {
     const __mmask16 m = tail_mask(n - i);
     acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
   }
-  return _mm512_reduce_add_ps(acc);
+  return acc;
 }
 
-// sum = sum * rescale + row * weight
-void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
-  const __m512 r = _mm512_set1_ps(rescale);
-  const __m512 w = _mm512_set1_ps(weight);
+// Lane j of the result = the sum of v[j]'s 16 lanes: a transposing tree (pairs within 128-bit
+// lanes, then pairs of pairs, then across the four 128-bit lanes), 45 operations for 16 sums.
+__m512 sum_across(const __m512* v) {
+  __m512 t[8], u[4];
+  for (int k = 0; k < 8; ++k) {
+    t[k] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * k], v[2 * k + 1]), _mm512_unpackhi_ps(v[2 * k], v[2 * k + 1]));
+  }
+  for (int k = 0; k < 4; ++k) {
+    const __m512d c = _mm512_castps_pd(t[2 * k]), d = _mm512_castps_pd(t[2 * k + 1]);
+    u[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(c, d)), _mm512_castpd_ps(_mm512_unpackhi_pd(c, d)));
+  }
+  // u[k], 128-bit lane L: the lane-L sums of v[4k .. 4k + 3].
+  const __m512 x01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
+  const __m512 x23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
+}
+
+// out[j] = q · rows[j·n ..] for j < count, 16 rows at a time.
+void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+  for (int64_t j = 0; j < count; j += 16) {
+    __m512 v[16];
+    const int64_t here = std::min<int64_t>(16, count - j);
+    for (int64_t r = 0; r < 16; ++r) v[r] = r < here ? dot_lanes(q, rows + (j + r) * n, n) : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
+  }
+}
+
+// e^x in every lane (exp_polynomial.h); VSCALEFPS applies 2^n, so inputs far below zero
+// underflow to 0 as they should.
+__m512 exp16(__m512 x) {
+  using namespace exp_poly;
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(kMaxInput)), _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kP0);
+  for (float c : {kP1, kP2, kP3, kP4, kP5}) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+  const __m512 e = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(e, n);
+}
+
+float exp_shifted(float* x, float shift, int64_t n) {
+  __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
-    const __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, sum + i), r);
-    _mm512_mask_storeu_ps(sum + i, m, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + i), w, s));
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(shift)));
+    _mm512_mask_storeu_ps(x + i, m, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(m, e));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+void scale(float* x, float factor, int64_t n) {
+  const __m512 f = _mm512_set1_ps(factor);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), f));
+  }
+}
+
+// out += Σ_j weights[j] · rows[j·n ..]: up to 64 values of out stay in 4 registers over the
+// cells (4 independent FMA chains).
+void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) {
+    __mmask16 m[4];
+    __m512 acc[4];
+    for (int u = 0; u < 4; ++u) {
+      m[u] = i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);  // all ones but at the end
+      acc[u] = _mm512_maskz_loadu_ps(m[u], out + i + 16 * u);
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const __m512 w = _mm512_set1_ps(weights[j]);
+      const float* row = rows + j * n + i;
+      for (int u = 0; u < 4; ++u) acc[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[u], row + 16 * u), w, acc[u]);
+    }
+    for (int u = 0; u < 4; ++u) _mm512_mask_storeu_ps(out + i + 16 * u, m[u], acc[u]);
   }
 }
 
 struct Ops {
   static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
-  static float dot(const float* a, const float* b, int64_t n) { return sinter::cpu::dot(a, b, n); }
-  static void update(float* sum, const float* row, float rescale, float weight, int64_t n) {
-    sinter::cpu::update(sum, row, rescale, weight, n);
+  static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+    sinter::cpu::dots(q, rows, count, n, out);
+  }
+  static float exp_shifted(float* x, float shift, int64_t n) { return sinter::cpu::exp_shifted(x, shift, n); }
+  static void scale(float* x, float factor, int64_t n) { sinter::cpu::scale(x, factor, n); }
+  static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
+    sinter::cpu::accumulate(out, rows, weights, count, n);
   }
 };
 
