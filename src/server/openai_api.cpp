@@ -149,6 +149,21 @@ Result<OpenAiCommon> read_common(const Json& body, bool chat) {
   return common;
 }
 
+// Runs a request's generation with the OpenAI defaults and the response shape of its route.
+Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, PromptTokens prompt,
+              bool chat, Clock::time_point arrived, httplib::Response& res) {
+  GenerationJob job;
+  job.prompt = std::move(prompt);
+  SINTER_ASSIGN(job.options,
+                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
+  job.lease = std::move(lease);
+  job.shape = std::make_unique<OpenAiShape>(common.model, chat, common.include_usage);
+  job.stream = common.stream;
+  job.arrived = arrived;
+  run_generation(state, std::move(job), res);
+  return ok_status();
+}
+
 Status handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
@@ -161,16 +176,8 @@ Status handle_chat_completions(ServerState& state, const httplib::Request& req, 
   SINTER_ASSIGN(ModelLease lease,
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
   SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, std::nullopt));
-  GenerationJob job;
-  SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, text));
-  SINTER_ASSIGN(job.options,
-                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
-  job.lease = std::move(lease);
-  job.shape = std::make_unique<OpenAiShape>(common.model, true, common.include_usage);
-  job.stream = common.stream;
-  job.arrived = arrived;
-  run_generation(state, std::move(job), res);
-  return ok_status();
+  SINTER_ASSIGN(PromptTokens prompt, tokenize_prompt(*lease, text));
+  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, res);
 }
 
 // "prompt": a string, an array of one string, an array of token ids, or an array of one such array.
@@ -200,16 +207,8 @@ Status handle_completions(ServerState& state, const httplib::Request& req, httpl
   }
   SINTER_ASSIGN(ModelLease lease,
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
-  GenerationJob job;
-  SINTER_ASSIGN(job.prompt, read_completion_prompt(*lease, *prompt));
-  SINTER_ASSIGN(job.options,
-                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
-  job.lease = std::move(lease);
-  job.shape = std::make_unique<OpenAiShape>(common.model, false, common.include_usage);
-  job.stream = common.stream;
-  job.arrived = arrived;
-  run_generation(state, std::move(job), res);
-  return ok_status();
+  SINTER_ASSIGN(PromptTokens tokens, read_completion_prompt(*lease, *prompt));
+  return submit(state, common, std::move(lease), std::move(tokens), false, arrived, res);
 }
 
 Json model_object(const ModelFile& file) {
