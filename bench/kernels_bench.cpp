@@ -229,8 +229,9 @@ void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
     attend(a);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["cell_heads/s"] = benchmark::Counter(
-      static_cast<double>(cells * kHeads) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["cell_heads/s"] =
+      benchmark::Counter(static_cast<double>(cells * kHeads) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 
 std::vector<DType> bench_types() {
@@ -287,7 +288,8 @@ void register_all() {
     if (!isa_level_supported(level) || attend_group_for(level) == nullptr) continue;
     for (int64_t cells : {256, 4096}) {
       benchmark::RegisterBenchmark(
-          ("attention/" + std::string(isa_level_name(level)) + "/f16/4x64/cells:" + std::to_string(cells)).c_str(),
+          ("attention/" + std::string(isa_level_name(level)) + "/f16/4x64/cells:" + std::to_string(cells))
+              .c_str(),
           bench_attention, level, cells);
     }
   }

@@ -1,13 +1,14 @@
 // Every ISA version of the attention inner loop against the generic one: head sizes 0..2x the
 // vector width + 1, misaligned rows, every cache type, group sizes, soft-capping; and every
 // level, the generic one included, against the softmax computed directly in double.
+#include "backend/cpu/attention_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
-#include "backend/cpu/attention_kernels.h"
 #include "sinter/result.h"
 #include "tensor/dtype.h"
 
@@ -104,7 +105,8 @@ std::vector<double> direct(const Inputs& in) {
     for (int32_t cell : in.cells) {
       const auto k = widen(in.keys, in.k_row, cell, c.head_dim);
       double s = 0.0;
-      for (int64_t i = 0; i < c.head_dim; ++i) s += static_cast<double>(queries_of(in)[h * c.head_dim + i]) * k[i];
+      for (int64_t i = 0; i < c.head_dim; ++i)
+        s += static_cast<double>(queries_of(in)[h * c.head_dim + i]) * k[i];
       s *= in.scale;
       if (c.softcap != 0.0f) s = c.softcap * std::tanh(s / c.softcap);
       scores.push_back(s);
@@ -130,8 +132,9 @@ TEST(AttentionKernels, EveryLevelComputesTheSoftmaxOfTheScores) {
     if (fn == nullptr || !isa_level_supported(level)) continue;
     for (int32_t cells : {1, kCellBlock - 1, kCellBlock, kCellBlock + 1, 3 * kCellBlock + 11}) {
       for (float magnitude : {0.5f, 4.0f, 60.0f}) {
-        for (const Case& c : {Case{64, 64, 4, cells, DType::F16, 0.0f}, Case{19, 13, 3, cells, DType::F32, 0.0f},
-                              Case{40, 40, 2, cells, DType::BF16, 30.0f}}) {
+        for (const Case& c :
+             {Case{64, 64, 4, cells, DType::F16, 0.0f}, Case{19, 13, 3, cells, DType::F32, 0.0f},
+              Case{40, 40, 2, cells, DType::BF16, 30.0f}}) {
           SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(c.type), " cells ", cells, " magnitude ",
                               magnitude, " dim ", c.head_dim));
           const Inputs in = make_inputs(c, 3, static_cast<uint32_t>(cells), magnitude);
@@ -161,8 +164,9 @@ TEST(AttentionKernels, EveryIsaLevelAgreesWithTheGenericLoop) {
                               Case{dim, dim, 3, 1, type, 20.0f}, Case{dim, dim, 2, 0, type, 0.0f},
                               Case{dim, dim + 1, 2, 2 * kCellBlock + 5, type, 0.0f}}) {
           for (size_t misalign : {0u, 1u, 6u}) {
-            SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(type), " dim ", c.head_dim, "/", c.head_dim_v,
-                                " heads ", c.heads, " cells ", c.cells, " misalign ", misalign));
+            SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(type), " dim ", c.head_dim, "/",
+                                c.head_dim_v, " heads ", c.heads, " cells ", c.cells, " misalign ",
+                                misalign));
             const auto expected = run(attend_group_generic, c, misalign, static_cast<uint32_t>(dim));
             const auto got = run(fn, c, misalign, static_cast<uint32_t>(dim));
             ASSERT_EQ(got.size(), expected.size());

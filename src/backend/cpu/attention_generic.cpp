@@ -37,7 +37,9 @@ size_t attention_scratch_floats(int64_t heads, int64_t head_dim, int64_t head_di
 namespace {
 
 struct GenericOps {
-  static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
+  static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
+    sinter::cpu::widen(type, row, out, n);
+  }
   static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
     for (int64_t j = 0; j < count; ++j) {
       float sum = 0.0f;

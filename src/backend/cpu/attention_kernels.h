@@ -21,21 +21,21 @@ constexpr int32_t kMaxGroupHeads = 64;  // heads one call handles
 constexpr int32_t kCellBlock = 32;      // cells per online-softmax step
 
 struct AttentionGroupArgs {
-  const float* queries = nullptr;   // [heads][head_dim], F32
-  int32_t heads = 1;                // query heads in the group (at most kMaxGroupHeads)
-  int64_t head_dim = 0;             // of queries and keys
-  int64_t head_dim_v = 0;           // of values
-  DType cache_type = DType::F16;    // F16, BF16 or F32
-  const uint8_t* keys = nullptr;    // the cache: row `cell` starts at keys + cell * key_stride
+  const float* queries = nullptr;  // [heads][head_dim], F32
+  int32_t heads = 1;               // query heads in the group (at most kMaxGroupHeads)
+  int64_t head_dim = 0;            // of queries and keys
+  int64_t head_dim_v = 0;          // of values
+  DType cache_type = DType::F16;   // F16, BF16 or F32
+  const uint8_t* keys = nullptr;   // the cache: row `cell` starts at keys + cell * key_stride
   size_t key_stride = 0;
   const uint8_t* values = nullptr;
   size_t value_stride = 0;
-  const int32_t* cells = nullptr;   // visible cells in position order
+  const int32_t* cells = nullptr;  // visible cells in position order
   int32_t cell_count = 0;
   float scale = 1.0f;
-  float softcap = 0.0f;             // 0: off
-  float* out = nullptr;             // [heads][head_dim_v]
-  float* scratch = nullptr;         // attention_scratch_floats(...) floats
+  float softcap = 0.0f;      // 0: off
+  float* out = nullptr;      // [heads][head_dim_v]
+  float* scratch = nullptr;  // attention_scratch_floats(...) floats
 };
 
 using AttendGroupFn = void (*)(const AttentionGroupArgs& args);

@@ -49,7 +49,8 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   const auto widen_block = [&](const int32_t* cells, int32_t count, const uint8_t* base, size_t stride,
                                int64_t n) {
     const size_t bytes = row_bytes(a.cache_type, n);
-    for (int32_t j = 0; j < std::min(kPrefetchCells, count); ++j) prefetch_row(base + cells[j] * stride, bytes);
+    for (int32_t j = 0; j < std::min(kPrefetchCells, count); ++j)
+      prefetch_row(base + cells[j] * stride, bytes);
     for (int32_t j = 0; j < count; ++j) {
       if (j + kPrefetchCells < count) prefetch_row(base + cells[j + kPrefetchCells] * stride, bytes);
       Ops::widen(a.cache_type, base + cells[j] * stride, rows + j * n, n);

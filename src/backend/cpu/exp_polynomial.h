@@ -14,8 +14,8 @@ inline constexpr float kP1 = 1.3981999507e-3f;
 inline constexpr float kP2 = 8.3334519073e-3f;
 inline constexpr float kP3 = 4.1665795894e-2f;
 inline constexpr float kP4 = 1.6666665459e-1f;
-inline constexpr float kP5 = 5.0000001201e-1f;  // ... r^0 coefficient of P
-inline constexpr float kMaxInput = 88.3762626647949f;  // e^x overflows above
+inline constexpr float kP5 = 5.0000001201e-1f;             // ... r^0 coefficient of P
+inline constexpr float kMaxInput = 88.3762626647949f;      // e^x overflows above
 inline constexpr float kMinNormalInput = -87.3365447504f;  // e^x is below F32's smallest normal
 
 }  // namespace sinter::cpu::exp_poly

@@ -15,7 +15,8 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
   int64_t i = 0;
   if (type == DType::F16) {
     for (; i + 8 <= n; i += 8) {
-      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i))));
+      _mm256_storeu_ps(out + i,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i))));
     }
     for (; i < n; ++i) {
       uint16_t h;
@@ -53,7 +54,8 @@ __m256 exp8(__m256 x) {
   using namespace exp_poly;
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kMinNormalInput), _CMP_LT_OQ);
   x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kMaxInput)), _mm256_set1_ps(kMinNormalInput));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   __m256 p = _mm256_set1_ps(kP0);
@@ -62,7 +64,10 @@ __m256 exp8(__m256 x) {
   // 2^n for n in [-126, 128]: 2^128 (x near kMaxInput) is applied as 2^127 · 2.
   const __m256i ni = _mm256_cvtps_epi32(n);
   const __m256i top = _mm256_cmpgt_epi32(ni, _mm256_set1_epi32(127));
-  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, _mm256_and_si256(top, _mm256_set1_epi32(1))), _mm256_set1_epi32(127)), 23);
+  const __m256i exponent =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, _mm256_and_si256(top, _mm256_set1_epi32(1))),
+                                         _mm256_set1_epi32(127)),
+                        23);
   __m256 result = _mm256_mul_ps(e, _mm256_castsi256_ps(exponent));
   result = _mm256_blendv_ps(result, _mm256_add_ps(result, result), _mm256_castsi256_ps(top));
   return _mm256_andnot_ps(underflow, result);
@@ -107,7 +112,8 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
     for (int u = 0; u < 4; ++u) acc[u] = _mm256_loadu_ps(out + i + 8 * u);
     for (int64_t j = 0; j < count; ++j) {
       const __m256 w = _mm256_set1_ps(weights[j]);
-      for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(_mm256_loadu_ps(rows + j * n + i + 8 * u), w, acc[u]);
+      for (int u = 0; u < 4; ++u)
+        acc[u] = _mm256_fmadd_ps(_mm256_loadu_ps(rows + j * n + i + 8 * u), w, acc[u]);
     }
     for (int u = 0; u < 4; ++u) _mm256_storeu_ps(out + i + 8 * u, acc[u]);
   }
@@ -124,7 +130,9 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
 }
 
 struct Ops {
-  static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
+  static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
+    sinter::cpu::widen(type, row, out, n);
+  }
   static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
     for (int64_t j = 0; j < count; ++j) out[j] = sinter::cpu::dot(q, rows + j * n, n);
   }

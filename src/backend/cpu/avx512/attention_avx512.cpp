@@ -20,7 +20,8 @@ __mmask16 tail_mask(int64_t remaining) {
 __m512 widen16(DType type, const uint8_t* row, __mmask16 m) {
   if (type == DType::F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row));
   if (type == DType::BF16) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row)), 16));
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row)), 16));
   }
   return _mm512_maskz_loadu_ps(m, row);
 }
@@ -30,7 +31,8 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
   int64_t i = 0;
   if (type == DType::F16) {  // the common case without masks
     for (; i + 16 <= n; i += 16) {
-      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i))));
+      _mm512_storeu_ps(out + i,
+                       _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i))));
     }
   }
   for (; i < n; i += 16) {
@@ -56,15 +58,19 @@ __m512 dot_lanes(const float* a, const float* b, int64_t n) {
 __m512 sum_across(const __m512* v) {
   __m512 t[8], u[4];
   for (int k = 0; k < 8; ++k) {
-    t[k] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * k], v[2 * k + 1]), _mm512_unpackhi_ps(v[2 * k], v[2 * k + 1]));
+    t[k] =
+        _mm512_add_ps(_mm512_unpacklo_ps(v[2 * k], v[2 * k + 1]), _mm512_unpackhi_ps(v[2 * k], v[2 * k + 1]));
   }
   for (int k = 0; k < 4; ++k) {
     const __m512d c = _mm512_castps_pd(t[2 * k]), d = _mm512_castps_pd(t[2 * k + 1]);
-    u[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(c, d)), _mm512_castpd_ps(_mm512_unpackhi_pd(c, d)));
+    u[k] =
+        _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(c, d)), _mm512_castpd_ps(_mm512_unpackhi_pd(c, d)));
   }
   // u[k], 128-bit lane L: the lane-L sums of v[4k .. 4k + 3].
-  const __m512 x01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
-  const __m512 x23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
+  const __m512 x01 =
+      _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
+  const __m512 x23 =
+      _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
   return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
 }
 
@@ -73,7 +79,8 @@ void dots(const float* q, const float* rows, int64_t count, int64_t n, float* ou
   for (int64_t j = 0; j < count; j += 16) {
     __m512 v[16];
     const int64_t here = std::min<int64_t>(16, count - j);
-    for (int64_t r = 0; r < 16; ++r) v[r] = r < here ? dot_lanes(q, rows + (j + r) * n, n) : _mm512_setzero_ps();
+    for (int64_t r = 0; r < 16; ++r)
+      v[r] = r < here ? dot_lanes(q, rows + (j + r) * n, n) : _mm512_setzero_ps();
     _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
   }
 }
@@ -119,20 +126,24 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
     __mmask16 m[4];
     __m512 acc[4];
     for (int u = 0; u < 4; ++u) {
-      m[u] = i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);  // all ones but at the end
+      m[u] =
+          i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);  // all ones but at the end
       acc[u] = _mm512_maskz_loadu_ps(m[u], out + i + 16 * u);
     }
     for (int64_t j = 0; j < count; ++j) {
       const __m512 w = _mm512_set1_ps(weights[j]);
       const float* row = rows + j * n + i;
-      for (int u = 0; u < 4; ++u) acc[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[u], row + 16 * u), w, acc[u]);
+      for (int u = 0; u < 4; ++u)
+        acc[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[u], row + 16 * u), w, acc[u]);
     }
     for (int u = 0; u < 4; ++u) _mm512_mask_storeu_ps(out + i + 16 * u, m[u], acc[u]);
   }
 }
 
 struct Ops {
-  static void widen(DType type, const uint8_t* row, float* out, int64_t n) { sinter::cpu::widen(type, row, out, n); }
+  static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
+    sinter::cpu::widen(type, row, out, n);
+  }
   static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
     sinter::cpu::dots(q, rows, count, n, out);
   }
