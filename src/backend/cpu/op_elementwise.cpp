@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/activation_kernels.h"
 #include "backend/cpu/cpu_ops.h"
 
 namespace sinter::cpu {
@@ -25,7 +26,22 @@ const float* broadcast_row(const Tensor& a, const Tensor& b, int64_t r) {
   return reinterpret_cast<const float*>(b.row(i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
 }
 
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
+// Calls part(r, begin, end) for this thread's share of an element-wise op over rows × n values:
+// whole rows when there are at least as many rows as threads, otherwise slices of every row
+// (multiples of 16 values, a cache line, so threads never write the same line). Generation has
+// one row: both threads work on it. Each value is computed alone, so the split changes nothing.
+template <class Part>
+void for_thread_elements(const ThreadContext& thread, int64_t rows, int64_t n, Part part) {
+  if (rows >= thread.count) {
+    for (int64_t r = thread.share_begin(rows); r < thread.share_end(rows); ++r) part(r, int64_t{0}, n);
+    return;
+  }
+  const int64_t lines = (n + 15) / 16;
+  const int64_t begin = std::min(n, thread.share_begin(lines) * 16);
+  const int64_t end = std::min(n, thread.share_end(lines) * 16);
+  if (begin == end) return;
+  for (int64_t r = 0; r < rows; ++r) part(r, begin, end);
+}
 
 float gelu(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535588f;
@@ -72,51 +88,54 @@ void run_norm(const Tensor& dst, const OpContext& ctx) {
 void run_binary(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const Tensor& b = *dst.src[1];
-  const int64_t n = a.ne[0];
   const bool add = dst.op == Op::kAdd;
-  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+  for_thread_elements(ctx.thread, a.rows(), a.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
     const float* x = row_f32(a, r);
     const float* y = broadcast_row(a, b, r);
     float* out = row_f32_mutable(dst, r);
     if (add) {
-      for (int64_t i = 0; i < n; ++i) out[i] = x[i] + y[i];
+      for (int64_t i = begin; i < end; ++i) out[i] = x[i] + y[i];
     } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * y[i];
+      for (int64_t i = begin; i < end; ++i) out[i] = x[i] * y[i];
     }
-  }
+  });
 }
 
 void run_unary(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
-  const int64_t n = a.ne[0];
   const float s = dst.param_float(0);
-  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+  const SiluRowFn silu_row = silu_row_kernel();
+  for_thread_elements(ctx.thread, a.rows(), a.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
     const float* x = row_f32(a, r);
     float* out = row_f32_mutable(dst, r);
     switch (dst.op) {
-      case Op::kScale: for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s; break;
-      case Op::kSilu: for (int64_t i = 0; i < n; ++i) out[i] = silu(x[i]); break;
-      case Op::kGelu: for (int64_t i = 0; i < n; ++i) out[i] = gelu(x[i]); break;
+      case Op::kScale:
+        for (int64_t i = begin; i < end; ++i) out[i] = x[i] * s;
+        break;
+      case Op::kSilu: silu_row(x + begin, nullptr, out + begin, end - begin); break;
+      case Op::kGelu:
+        for (int64_t i = begin; i < end; ++i) out[i] = gelu(x[i]);
+        break;
       default: break;
     }
-  }
+  });
 }
 
 void run_gated(const Tensor& dst, const OpContext& ctx) {
   const Tensor& gate = *dst.src[0];
   const Tensor& up = *dst.src[1];
-  const int64_t n = gate.ne[0];
   const bool swiglu = dst.op == Op::kSwiGlu;
-  for (int64_t r = ctx.thread.share_begin(gate.rows()); r < ctx.thread.share_end(gate.rows()); ++r) {
+  const SiluRowFn silu_row = silu_row_kernel();
+  for_thread_elements(ctx.thread, gate.rows(), gate.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
     const float* g = row_f32(gate, r);
     const float* u = row_f32(up, r);
     float* out = row_f32_mutable(dst, r);
     if (swiglu) {
-      for (int64_t i = 0; i < n; ++i) out[i] = silu(g[i]) * u[i];
+      silu_row(g + begin, u + begin, out + begin, end - begin);
     } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = gelu(g[i]) * u[i];
+      for (int64_t i = begin; i < end; ++i) out[i] = gelu(g[i]) * u[i];
     }
-  }
+  });
 }
 
 void run_softmax(const Tensor& dst, const OpContext& ctx) {

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
-#include "backend/cpu/exp_polynomial.h"
+#include "backend/cpu/avx512/vec_exp_avx512.h"
 
 namespace sinter::cpu {
 namespace {
@@ -83,21 +83,6 @@ void dots(const float* q, const float* rows, int64_t count, int64_t n, float* ou
       v[r] = r < here ? dot_lanes(q, rows + (j + r) * n, n) : _mm512_setzero_ps();
     _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
   }
-}
-
-// e^x in every lane (exp_polynomial.h); VSCALEFPS applies 2^n, so inputs far below zero
-// underflow to 0 as they should.
-__m512 exp16(__m512 x) {
-  using namespace exp_poly;
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(kMaxInput)), _mm512_set1_ps(-104.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kP0);
-  for (float c : {kP1, kP2, kP3, kP4, kP5}) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
-  const __m512 e = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(e, n);
 }
 
 float exp_shifted(float* x, float shift, int64_t n) {
