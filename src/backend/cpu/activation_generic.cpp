@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backend/cpu/activation_kernels.h"
+#include "backend/cpu/isa_dispatch.h"
 
 namespace sinter::cpu {
 
@@ -14,21 +15,11 @@ void silu_row_generic(const float* gate, const float* up, float* out, int64_t n)
 }
 
 SiluRowFn silu_row_for(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kAvx512: return silu_row_avx512();
-    case IsaLevel::kAvx2: return silu_row_avx2();
-    case IsaLevel::kGeneric: return silu_row_generic;
-  }
-  return silu_row_generic;
+  return version_for<SiluRowFn>(level, silu_row_generic, silu_row_avx2, silu_row_avx512);
 }
 
 SiluRowFn silu_row_kernel() {
-  static const SiluRowFn chosen = [] {
-    for (int level = static_cast<int>(selected_isa_level()); level >= 0; --level) {
-      if (SiluRowFn fn = silu_row_for(static_cast<IsaLevel>(level))) return fn;
-    }
-    return &silu_row_generic;
-  }();
+  static const SiluRowFn chosen = best_version<SiluRowFn>(silu_row_generic, silu_row_avx2, silu_row_avx512);
   return chosen;
 }
 

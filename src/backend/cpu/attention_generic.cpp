@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
+#include "backend/cpu/isa_dispatch.h"
 #include "core/half.h"
 
 namespace sinter::cpu {
@@ -67,21 +68,12 @@ struct GenericOps {
 void attend_group_generic(const AttentionGroupArgs& a) { attend_group_loop<GenericOps>(a); }
 
 AttendGroupFn attend_group_for(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kAvx512: return attend_group_avx512();
-    case IsaLevel::kAvx2: return attend_group_avx2();
-    case IsaLevel::kGeneric: return attend_group_generic;
-  }
-  return attend_group_generic;
+  return version_for<AttendGroupFn>(level, attend_group_generic, attend_group_avx2, attend_group_avx512);
 }
 
 AttendGroupFn attend_group_kernel() {
-  static const AttendGroupFn chosen = [] {
-    for (int level = static_cast<int>(selected_isa_level()); level >= 0; --level) {
-      if (AttendGroupFn fn = attend_group_for(static_cast<IsaLevel>(level))) return fn;
-    }
-    return &attend_group_generic;
-  }();
+  static const AttendGroupFn chosen =
+      best_version<AttendGroupFn>(attend_group_generic, attend_group_avx2, attend_group_avx512);
   return chosen;
 }
 
