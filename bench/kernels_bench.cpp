@@ -4,6 +4,7 @@
 //   gemm/<type>/<isa>/<n_in>x<n_out>/<m> m columns (prompt processing); counters: FLOP/s
 //   reference/<type>/<n_in>x<n_out>    the generic path (reference dot products on file rows)
 //   attention/<isa>/f16/4x64/cells:N  one token's attention for one KV head over N cached cells
+//   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
 //   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/activation_kernels.h"
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
@@ -234,6 +236,20 @@ void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
                          benchmark::Counter::kIsRate);
 }
 
+// SwiGLU over one feed-forward row of the 1 B llama (8192 values): the element-wise op of
+// generation with an exponential per value.
+void bench_swiglu(benchmark::State& state, IsaLevel level) {
+  constexpr int64_t kN = 8192;
+  const auto gate = random_values(kN, 6), up = random_values(kN, 7);
+  std::vector<float> out(kN);
+  const SiluRowFn silu = silu_row_for(level);
+  for (auto _ : state) {
+    silu(gate.data(), up.data(), out.data(), kN);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -292,6 +308,11 @@ void register_all() {
               .c_str(),
           bench_attention, level, cells);
     }
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || silu_row_for(level) == nullptr) continue;
+    benchmark::RegisterBenchmark(("swiglu/" + std::string(isa_level_name(level)) + "/8192").c_str(),
+                                 bench_swiglu, level);
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)->Threads(1)->Threads(2)->UseRealTime();
   for (DType type : bench_types()) {
