@@ -123,9 +123,7 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
 }
 
 void GgufFile::release_payload(const void* data, size_t bytes) const {
-  for (const auto& shard : shards_) {
-    if (shard->contains(data, bytes)) shard->release_pages(data, bytes);
-  }
+  for (const auto& shard : shards_) shard->release_pages(data, bytes);  // only the shard holding them acts
 }
 
 const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {

@@ -85,23 +85,25 @@ int64_t chunk_groups(const PackedMatrix& w, int threads) {
   return std::max<int64_t>(4, chunk / 4 * 4);
 }
 
+struct GroupRange {
+  int64_t begin = 0, end = 0;  // empty: nothing left
+};
+
 // Claims the next groups for a thread: chunks shrink to half the remaining work's per-thread
 // share as the end nears (down to 4 groups for the float kernels, 1 otherwise), so that threads
 // finish together instead of one waiting at the barrier for the other's last large chunk (in
-// generation a 1 MB chunk is ~80 us of memory time). Returns the first group, or `groups` when
-// nothing is left; `end` receives the end of the claim.
-int64_t claim_groups(std::atomic_ref<int64_t> next, const PackedMatrix& w, int64_t max_chunk, int threads,
-                     int64_t* end) {
+// generation a 1 MB chunk is ~80 us of memory time).
+GroupRange claim_groups(std::atomic_ref<int64_t> next, const PackedMatrix& w, int64_t max_chunk,
+                        int threads) {
   const bool float_kernel = w.type == DType::F32 || w.type == DType::F16 || w.type == DType::BF16;
   const int64_t granule = float_kernel ? 4 : 1;
   int64_t begin = next.load(std::memory_order_relaxed);
   for (;;) {
-    if (begin >= w.groups) return w.groups;
+    if (begin >= w.groups) return {};
     const int64_t share = (w.groups - begin) / (2 * static_cast<int64_t>(threads)) / granule * granule;
     const int64_t size = std::clamp(share, granule, max_chunk);
     if (next.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed)) {
-      *end = std::min(begin + size, w.groups);
-      return begin;
+      return {begin, std::min(begin + size, w.groups)};
     }
   }
 }
@@ -133,15 +135,12 @@ void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) 
   const auto stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
   const int64_t chunk = chunk_groups(w, ctx.thread.count);
   const int64_t block = column_block(layout);
-  for (int64_t claimed = 0;;) {
-    int64_t end = std::min(claimed + chunk, w.groups);
-    const int64_t begin =
-        ctx.thread.count == 1 ? claimed : claim_groups(next_group, w, chunk, ctx.thread.count, &end);
-    if (begin >= w.groups) break;
-    claimed = end;
+  for (;;) {
+    const GroupRange claim = claim_groups(next_group, w, chunk, ctx.thread.count);
+    if (claim.begin == claim.end) break;
     // A chunk's weights stay in L2 while blocks of columns stream past them.
     for (int64_t c = 0; c < columns; c += block) {
-      gemm(w, begin, end, activations + static_cast<size_t>(c) * layout.bytes, layout,
+      gemm(w, claim.begin, claim.end, activations + static_cast<size_t>(c) * layout.bytes, layout,
            std::min(block, columns - c), out + c * stride, stride);
     }
   }

@@ -1,11 +1,8 @@
-// AVX2 activation functions: 8 values per vector, the tail through a padded copy.
+// AVX2 activation functions: 8 values per vector, a masked tail.
 #include <immintrin.h>
 
-#include <algorithm>
-#include <cstring>
-
 #include "backend/cpu/activation_kernels.h"
-#include "backend/cpu/avx2/vec_exp_avx2.h"
+#include "backend/cpu/avx2/vec_math_avx2.h"
 
 namespace sinter::cpu {
 namespace {
@@ -22,14 +19,10 @@ void silu_row(const float* gate, const float* up, float* out, int64_t n) {
     _mm256_storeu_ps(out + i, y);
   }
   if (i < n) {
-    const auto rest = static_cast<size_t>(n - i);
-    alignas(32) float g[8] = {}, u[8] = {};
-    std::memcpy(g, gate + i, rest * sizeof(float));
-    if (up != nullptr) std::memcpy(u, up + i, rest * sizeof(float));
-    __m256 y = silu8(_mm256_load_ps(g));
-    if (up != nullptr) y = _mm256_mul_ps(y, _mm256_load_ps(u));
-    _mm256_store_ps(g, y);
-    std::memcpy(out + i, g, rest * sizeof(float));
+    const __m256i m = tail_mask8(n - i);
+    __m256 y = silu8(_mm256_maskload_ps(gate + i, m));
+    if (up != nullptr) y = _mm256_mul_ps(y, _mm256_maskload_ps(up + i, m));
+    _mm256_maskstore_ps(out + i, m, y);
   }
 }
 

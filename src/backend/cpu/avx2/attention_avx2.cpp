@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
-#include "backend/cpu/avx2/vec_exp_avx2.h"
+#include "backend/cpu/avx2/vec_math_avx2.h"
 
 namespace sinter::cpu {
 namespace {
@@ -56,14 +56,11 @@ float exp_shifted(float* x, float shift, int64_t n) {
     _mm256_storeu_ps(x + i, e);
     sum = _mm256_add_ps(sum, e);
   }
-  if (i < n) {  // the tail through a padded copy
-    alignas(32) float tail[8] = {};
-    std::fill(tail, tail + 8, -INFINITY);
-    std::memcpy(tail, x + i, static_cast<size_t>(n - i) * sizeof(float));
-    const __m256 e = exp8(_mm256_sub_ps(_mm256_load_ps(tail), _mm256_set1_ps(shift)));
-    _mm256_store_ps(tail, e);
-    std::memcpy(x + i, tail, static_cast<size_t>(n - i) * sizeof(float));
-    sum = _mm256_add_ps(sum, e);  // the padding lanes are e^-inf = 0
+  if (i < n) {
+    const __m256i m = tail_mask8(n - i);
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), _mm256_set1_ps(shift)));
+    _mm256_maskstore_ps(x + i, m, e);
+    sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(m)));
   }
   __m128 lo = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
   lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));

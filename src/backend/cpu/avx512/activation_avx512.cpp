@@ -2,7 +2,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/activation_kernels.h"
-#include "backend/cpu/avx512/vec_exp_avx512.h"
+#include "backend/cpu/avx512/vec_math_avx512.h"
 
 namespace sinter::cpu {
 namespace {
@@ -10,8 +10,7 @@ namespace {
 void silu_row(const float* gate, const float* up, float* out, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m =
-        n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = tail_mask(n - i);
     const __m512 x = _mm512_maskz_loadu_ps(m, gate + i);
     __m512 y = _mm512_div_ps(x, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
     if (up != nullptr) y = _mm512_mul_ps(y, _mm512_maskz_loadu_ps(m, up + i));

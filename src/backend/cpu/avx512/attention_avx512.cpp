@@ -8,14 +8,10 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
-#include "backend/cpu/avx512/vec_exp_avx512.h"
+#include "backend/cpu/avx512/vec_math_avx512.h"
 
 namespace sinter::cpu {
 namespace {
-
-__mmask16 tail_mask(int64_t remaining) {
-  return remaining >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
-}
 
 __m512 widen16(DType type, const uint8_t* row, __mmask16 m) {
   if (type == DType::F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row));

@@ -1,14 +1,21 @@
-// e^x on 16 floats with AVX-512, for the files under src/backend/cpu/avx512/ that need it
-// (attention weights, SiLU). Internal linkage: code compiled with AVX-512 flags is never linked
-// into a generic caller.
+// F32 vector helpers with AVX-512 for the attention and activation files under
+// src/backend/cpu/avx512/: tail masks and e^x on 16 floats. Internal linkage: code compiled with
+// AVX-512 flags is never linked into a generic caller.
 #pragma once
 
 #include <immintrin.h>
+
+#include <cstdint>
 
 #include "backend/cpu/exp_polynomial.h"
 
 namespace sinter::cpu {
 namespace {
+
+// The lanes of the `remaining` values left (all 16 when at least 16 are).
+inline __mmask16 tail_mask(int64_t remaining) {
+  return remaining >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
+}
 
 // e^x in every lane (exp_polynomial.h); VSCALEFPS applies 2^n, so inputs far below zero
 // underflow to 0 and inputs above ~88.7 overflow to +inf as they should. The clamps only keep n

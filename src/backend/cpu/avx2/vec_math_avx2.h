@@ -1,14 +1,22 @@
-// e^x on 8 floats with AVX2 + FMA, for the files under src/backend/cpu/avx2/ that need it
-// (attention weights, SiLU). Internal linkage: code compiled with AVX2 flags is never linked into
-// a generic caller.
+// F32 vector helpers with AVX2 + FMA for the attention and activation files under
+// src/backend/cpu/avx2/: tail masks and e^x on 8 floats. Internal linkage: code compiled with
+// AVX2 flags is never linked into a generic caller.
 #pragma once
 
 #include <immintrin.h>
+
+#include <cstdint>
 
 #include "backend/cpu/exp_polynomial.h"
 
 namespace sinter::cpu {
 namespace {
+
+// The lanes of the `remaining` values left (1 to 8), for VMASKMOVPS loads and stores.
+inline __m256i tail_mask8(int64_t remaining) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(remaining)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 
 // e^x in every lane (exp_polynomial.h); 2^n is built in the exponent bits, so inputs below
 // the smallest normal result give 0 and inputs above the largest give +inf (NaN stays NaN: the
