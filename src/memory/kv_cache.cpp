@@ -1,8 +1,8 @@
 #include "memory/kv_cache.h"
 
 #include <algorithm>
-#include <cstring>
 #include <array>
+#include <cstring>
 
 namespace sinter {
 
@@ -14,11 +14,12 @@ size_t KvCache::bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells
   return total;
 }
 
-Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type,
-                                                 bool allocate) {
+Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells,
+                                                 DType type, bool allocate) {
   if (cells <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
   if (type != DType::F16 && type != DType::F32 && type != DType::BF16) {
-    return make_error(ErrorCode::kInvalidArgument, "KV cache type must be f16, bf16 or f32, not ", dtype_name(type));
+    return make_error(ErrorCode::kInvalidArgument, "KV cache type must be f16, bf16 or f32, not ",
+                      dtype_name(type));
   }
   auto cache = std::make_unique<KvCache>();
   cache->type_ = type;
@@ -27,24 +28,30 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>
   const size_t total = bytes_for(layers, cells, type);
   cache->buffer_bytes_ = total;
   if (allocate) {
-    cache->buffer_.reset(new (std::nothrow) uint8_t[total == 0 ? 1 : total]);
-    if (!cache->buffer_) {
-      return make_error(ErrorCode::kInvalidArgument, "cannot allocate ", total, " bytes for the KV cache");
-    }
-    std::memset(cache->buffer_.get(), 0, total);  // never read unwritten cells as garbage (NaN)
+    // Attention streams each layer's keys and values once per token, as generation streams the
+    // weights: on huge pages where the system offers them (LargeBuffer).
+    Result<LargeBuffer> buffer = LargeBuffer::allocate(total);
+    if (!buffer.ok()) return buffer.error().with_context("KV cache");
+    cache->buffer_ = std::move(buffer).value();
+    std::memset(cache->buffer_.data(), 0, total);  // never read unwritten cells as garbage (NaN)
   }
-  uint8_t* p = cache->buffer_.get();
+  uint8_t* p = cache->buffer_.data();
   for (size_t il = 0; il < layers.size(); ++il) {
-    cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type, {layers[il].k_row, cells, 1, 1}, p));
-    cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type, {layers[il].v_row, cells, 1, 1},
-                                             p == nullptr ? nullptr : p + row_bytes(type, layers[il].k_row) * static_cast<size_t>(cells)));
-    if (p != nullptr) p += (row_bytes(type, layers[il].k_row) + row_bytes(type, layers[il].v_row)) * static_cast<size_t>(cells);
+    cache->keys_.push_back(
+        make_persistent("cache_k-" + std::to_string(il), type, {layers[il].k_row, cells, 1, 1}, p));
+    cache->values_.push_back(make_persistent(
+        "cache_v-" + std::to_string(il), type, {layers[il].v_row, cells, 1, 1},
+        p == nullptr ? nullptr : p + row_bytes(type, layers[il].k_row) * static_cast<size_t>(cells)));
+    if (p != nullptr)
+      p += (row_bytes(type, layers[il].k_row) + row_bytes(type, layers[il].v_row)) *
+           static_cast<size_t>(cells);
   }
   return cache;
 }
 
 std::pair<KvCache::EntryList::iterator, KvCache::EntryList::iterator> KvCache::range(SequenceId sequence,
-                                                                                    Position p0, Position p1) {
+                                                                                     Position p0,
+                                                                                     Position p1) {
   EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
   const auto first = std::lower_bound(list.begin(), list.end(), Entry{p0, 0});
   const auto last = std::lower_bound(first, list.end(), Entry{p1, 0});
@@ -63,7 +70,8 @@ void KvCache::insert(SequenceId sequence, Entry entry) {
 Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) {
   for (const auto& t : tokens) {
     if (t.sequence < 0 || t.sequence >= kMaxSequences) {
-      return make_error(ErrorCode::kInvalidArgument, "sequence id ", t.sequence, " outside 0..", kMaxSequences - 1);
+      return make_error(ErrorCode::kInvalidArgument, "sequence id ", t.sequence, " outside 0..",
+                        kMaxSequences - 1);
     }
     if (t.position < 0) return make_error(ErrorCode::kInvalidArgument, "negative position ", t.position);
   }

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "core/large_buffer.h"
 #include "core/token.h"
 #include "graph/graph.h"
 #include "sinter/result.h"
@@ -20,8 +21,8 @@ namespace sinter {
 constexpr int kMaxSequences = 64;  // sequence ids 0..63 (a cell's sequence set is a 64-bit mask)
 
 struct KvLayerShape {
-  int64_t k_row = 0;   // values per cell of keys (head_dim_k * n_head_kv)
-  int64_t v_row = 0;   // values per cell of values
+  int64_t k_row = 0;  // values per cell of keys (head_dim_k * n_head_kv)
+  int64_t v_row = 0;  // values per cell of values
 };
 
 // One token of a batch as the cache sees it.
@@ -34,8 +35,8 @@ class KvCache {
  public:
   // `allocate` false makes a cache with shapes but no memory: enough to build and plan graphs
   // for memory estimates, never to run them.
-  static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells, DType type,
-                                                 bool allocate = true);
+  static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells,
+                                                 DType type, bool allocate = true);
   // Bytes a cache of this shape takes.
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
 
@@ -106,7 +107,7 @@ class KvCache {
   int32_t search_start_ = 0;
   std::vector<Tensor> keys_;
   std::vector<Tensor> values_;
-  std::unique_ptr<uint8_t[]> buffer_;
+  LargeBuffer buffer_;  // empty when created without allocating
   size_t buffer_bytes_ = 0;
 };
 

@@ -418,14 +418,13 @@ Status PackedWeightStore::pack(Tensor* weight, const KernelSet& kernels, ThreadP
   m.groups = (m.n_out + kGroupRows - 1) / kGroupRows;
   m.group_bytes = packed_group_bytes(type, m.n_in);
   const size_t total = m.group_bytes * static_cast<size_t>(m.groups);
-  std::unique_ptr<uint8_t, Free> buffer(
-      static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)));
-  if (!buffer)
-    return make_error(ErrorCode::kIo, "cannot allocate ", total, " bytes to repack ", weight->name);
+  Result<LargeBuffer> allocated = LargeBuffer::allocate(total);
+  if (!allocated.ok()) return allocated.error().with_context(concat("repacking ", weight->name));
+  LargeBuffer buffer = std::move(allocated).value();
   auto pack_share = [&](const ThreadContext& thread) {
     for (int64_t g = thread.share_begin(m.groups); g < thread.share_end(m.groups); ++g) {
       pack_group(type, m.n_in, static_cast<const uint8_t*>(weight->data), weight->nb[1], m.n_out, g,
-                 buffer.get() + static_cast<size_t>(g) * m.group_bytes);
+                 buffer.data() + static_cast<size_t>(g) * m.group_bytes);
     }
   };
   if (pool != nullptr) {
@@ -433,8 +432,8 @@ Status PackedWeightStore::pack(Tensor* weight, const KernelSet& kernels, ThreadP
   } else {
     pack_share(ThreadContext{});
   }
-  m.data = buffer.get();
-  weight->data = buffer.get();
+  m.data = buffer.data();
+  weight->data = buffer.data();
   bytes_ += total;
   entries_.emplace(m.data, Entry{m, std::move(buffer)});
   return ok_status();

@@ -2,11 +2,10 @@
 // docs/KERNELS.md), and reading single rows back (for get_rows on a repacked table).
 #pragma once
 
-#include <cstdlib>
-#include <memory>
 #include <unordered_map>
 
 #include "backend/cpu/kernels.h"
+#include "core/large_buffer.h"
 #include "core/thread_pool.h"
 #include "graph/tensor.h"
 #include "sinter/result.h"
@@ -36,12 +35,9 @@ class PackedWeightStore {
   size_t bytes() const { return bytes_; }
 
  private:
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   struct Entry {
     PackedMatrix matrix;
-    std::unique_ptr<uint8_t, Free> buffer;
+    LargeBuffer buffer;  // on huge pages where the system offers them
   };
   std::unordered_map<const void*, Entry> entries_;
   size_t bytes_ = 0;

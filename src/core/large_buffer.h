@@ -1,0 +1,44 @@
+// Large, long-lived buffers (the repacked weights): placed on transparent huge pages where the
+// system offers them. Generation streams every weight once per token; with 4 KiB pages that is a
+// TLB miss (a two-level page walk under a hypervisor) every 4 KiB, with 2 MiB pages one per 2 MiB.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sinter/result.h"
+
+namespace sinter {
+
+class LargeBuffer {
+ public:
+  // Huge pages are 2 MiB on x86-64 and the common arm64 kernels.
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  // False in builds with AddressSanitizer, which checks heap bounds, not mappings.
+  static const bool kMapsLargeBuffers;
+
+  // `bytes` of uninitialized memory, 64-byte aligned at least. Buffers of a huge page or more are
+  // mapped on their own, 2 MiB aligned, and advised for huge pages (where kMapsLargeBuffers);
+  // smaller ones come from the heap.
+  static Result<LargeBuffer> allocate(size_t bytes);
+
+  LargeBuffer() = default;
+  ~LargeBuffer();
+  LargeBuffer(LargeBuffer&& other) noexcept;
+  LargeBuffer& operator=(LargeBuffer&& other) noexcept;
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Whether the buffer is its own mapping (advised for huge pages) rather than heap memory.
+  bool mapped() const { return mapped_length_ != 0; }
+
+ private:
+  void release();
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_length_ = 0;  // bytes to unmap; 0 for heap memory
+};
+
+}  // namespace sinter
