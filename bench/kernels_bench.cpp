@@ -26,6 +26,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
 #include "core/cpu_features.h"
+#include "core/large_buffer.h"
 #include "tensor/convert.h"
 #include "tensor/vec_dot.h"
 
@@ -42,11 +43,12 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
   return v;
 }
 
+// Allocated as the engine allocates weights (LargeBuffer: huge pages from 2 MiB on), so that the
+// cold-gemv and memory figures see the same TLB behaviour as generation.
 struct AlignedBytes {
-  explicit AlignedBytes(size_t n)
-      : data(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64)), std::free) {}
-  std::unique_ptr<uint8_t, decltype(&std::free)> data;
-  uint8_t* get() const { return data.get(); }
+  explicit AlignedBytes(size_t n) : buffer(std::move(LargeBuffer::allocate(n)).value()) {}
+  LargeBuffer buffer;
+  uint8_t* get() const { return buffer.data(); }
 };
 
 struct Problem {
