@@ -134,7 +134,8 @@ TEST(AttentionKernels, EveryLevelComputesTheSoftmaxOfTheScores) {
       for (float magnitude : {0.5f, 4.0f, 60.0f}) {
         for (const Case& c :
              {Case{64, 64, 4, cells, DType::F16, 0.0f}, Case{19, 13, 3, cells, DType::F32, 0.0f},
-              Case{40, 40, 2, cells, DType::BF16, 30.0f}}) {
+              Case{40, 40, 2, cells, DType::BF16, 30.0f}, Case{128, 128, 8, cells, DType::F16, 0.0f},
+              Case{64, 80, 5, cells, DType::BF16, 0.0f}, Case{128, 64, 1, cells, DType::F32, 0.0f}}) {
           SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(c.type), " cells ", cells, " magnitude ",
                               magnitude, " dim ", c.head_dim));
           const Inputs in = make_inputs(c, 3, static_cast<uint32_t>(cells), magnitude);
@@ -180,6 +181,31 @@ TEST(AttentionKernels, EveryIsaLevelAgreesWithTheGenericLoop) {
   }
   if (isa_level_supported(IsaLevel::kAvx2)) {
     EXPECT_GT(levels_run, 0);
+  }
+}
+
+// Each head's result does not depend on the heads computed with it (the SIMD levels handle
+// several heads at once): a group of H heads gives, bit for bit, what each head gives alone.
+TEST(AttentionKernels, AHeadsResultDoesNotDependOnItsGroup) {
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    AttendGroupFn fn = attend_group_for(level);
+    if (fn == nullptr || !isa_level_supported(level)) continue;
+    for (int64_t dim : {int64_t{16}, int64_t{64}, int64_t{72}, int64_t{128}}) {
+      for (int32_t heads : {2, 3, 4, 5, 8}) {
+        SCOPED_TRACE(concat(isa_level_name(level), " dim ", dim, " heads ", heads));
+        const Case group{dim, dim, heads, 2 * kCellBlock + 7, DType::F16, 0.0f};
+        const Inputs in = make_inputs(group, 0, static_cast<uint32_t>(dim + heads), 6.0f);
+        const auto together = run(fn, in);
+        for (int32_t h = 0; h < heads; ++h) {
+          Inputs alone = in;
+          alone.c.heads = 1;
+          alone.queries.assign(in.queries.begin() + h * dim, in.queries.begin() + (h + 1) * dim);
+          alone.queries.push_back(0.0f);
+          const auto single = run(fn, alone);
+          for (int64_t i = 0; i < dim; ++i) ASSERT_EQ(single[i], together[h * dim + i]) << "head " << h;
+        }
+      }
+    }
   }
 }
 

@@ -56,6 +56,11 @@ struct GenericOps {
   static void scale(float* x, float factor, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] *= factor;
   }
+  static float scale_max(float* x, float factor, int64_t n) {
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i] *= factor);
+    return m;
+  }
   static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
     for (int64_t j = 0; j < count; ++j) {
       for (int64_t i = 0; i < n; ++i) out[i] += rows[j * n + i] * weights[j];

@@ -8,8 +8,13 @@
 //     static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out);
 //     static float exp_shifted(float* x, float shift, int64_t n);  // x = exp(x - shift); returns Σ x
 //     static void scale(float* x, float factor, int64_t n);         // x *= factor
+//     static float scale_max(float* x, float factor, int64_t n);    // x *= factor; returns max(x)
 //     // out += Σ_j weights[j] · rows[j·n ..], j = 0..count-1 in order
 //     static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n);
+//     // optional: accumulate for `heads` heads at once (out and weights `*_stride` apart per head),
+//     // with the same per-head result
+//     static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
+//                                  const float* weights, int64_t weight_stride, int64_t count, int64_t n);
 //   };
 //
 // An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
@@ -65,11 +70,13 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       float* s = scores + h * kCellBlock;
       Ops::dots(q, rows, count, a.head_dim, s);
       float block_max = -INFINITY;
-      for (int32_t j = 0; j < count; ++j) {
-        float x = s[j] * a.scale;
-        if (a.softcap != 0.0f) x = a.softcap * std::tanh(x / a.softcap);
-        s[j] = x;
-        block_max = std::max(block_max, x);
+      if (a.softcap == 0.0f) {
+        block_max = Ops::scale_max(s, a.scale, count);
+      } else {
+        for (int32_t j = 0; j < count; ++j) {
+          s[j] = a.softcap * std::tanh(s[j] * a.scale / a.softcap);
+          block_max = std::max(block_max, s[j]);
+        }
       }
       const float new_max = std::max(max_score[h], block_max);
       if (new_max == -INFINITY) {  // no finite score yet: nothing to weigh
@@ -85,8 +92,12 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       total[h] += Ops::exp_shifted(s, new_max, count);
     }
     widen_block(cells, count, a.values, a.value_stride, a.head_dim_v);
-    for (int32_t h = 0; h < a.heads; ++h) {
-      Ops::accumulate(a.out + h * a.head_dim_v, rows, scores + h * kCellBlock, count, a.head_dim_v);
+    if constexpr (requires { &Ops::accumulate_heads; }) {  // each value row read once for all heads
+      Ops::accumulate_heads(a.out, a.head_dim_v, a.heads, rows, scores, kCellBlock, count, a.head_dim_v);
+    } else {
+      for (int32_t h = 0; h < a.heads; ++h) {
+        Ops::accumulate(a.out + h * a.head_dim_v, rows, scores + h * kCellBlock, count, a.head_dim_v);
+      }
     }
   }
   for (int32_t h = 0; h < a.heads; ++h) {

@@ -75,6 +75,28 @@ void scale(float* x, float factor, int64_t n) {
   for (; i < n; ++i) x[i] *= factor;
 }
 
+// x *= factor; returns the maximum of x (a NaN is passed over, as std::max(max, NaN) does).
+float scale_max(float* x, float factor, int64_t n) {
+  const __m256 f = _mm256_set1_ps(factor);
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), f);
+    _mm256_storeu_ps(x + i, v);
+    m = _mm256_max_ps(v, m);  // MAXPS gives its second operand when either is NaN
+  }
+  float result;
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  result = _mm_cvtss_f32(h);
+  for (; i < n; ++i) {
+    x[i] *= factor;
+    result = std::max(result, x[i]);
+  }
+  return result;
+}
+
 // out += Σ_j weights[j] · rows[j·n ..]: 32 values of out at a time stay in 4 registers over the
 // cells (4 independent FMA chains), then 8 at a time, then the tail.
 void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
@@ -110,6 +132,7 @@ struct Ops {
   }
   static float exp_shifted(float* x, float shift, int64_t n) { return sinter::cpu::exp_shifted(x, shift, n); }
   static void scale(float* x, float factor, int64_t n) { sinter::cpu::scale(x, factor, n); }
+  static float scale_max(float* x, float factor, int64_t n) { return sinter::cpu::scale_max(x, factor, n); }
   static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
     sinter::cpu::accumulate(out, rows, weights, count, n);
   }

@@ -70,8 +70,35 @@ __m512 sum_across(const __m512* v) {
   return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
 }
 
+// dots for n = 16·V: the query stays in V registers over the rows (the general loop reloads it
+// for every row); each row's lanes are summed in the same order as dot_lanes.
+template <int V>
+void dots_held(const float* q, const float* rows, int64_t count, float* out) {
+  constexpr int64_t n = 16 * V;
+  __m512 qv[V];
+  for (int u = 0; u < V; ++u) qv[u] = _mm512_loadu_ps(q + 16 * u);
+  for (int64_t j = 0; j < count; j += 16) {
+    __m512 v[16];
+    const int64_t here = std::min<int64_t>(16, count - j);
+    for (int64_t r = 0; r < 16; ++r) {
+      __m512 acc = _mm512_setzero_ps();
+      if (r < here) {
+        const float* row = rows + (j + r) * n;
+        for (int u = 0; u < V; ++u) acc = _mm512_fmadd_ps(qv[u], _mm512_loadu_ps(row + 16 * u), acc);
+      }
+      v[r] = acc;
+    }
+    _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
+  }
+}
+
 // out[j] = q · rows[j·n ..] for j < count, 16 rows at a time.
 void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+  switch (n) {  // the common head sizes
+    case 64: return dots_held<4>(q, rows, count, out);
+    case 128: return dots_held<8>(q, rows, count, out);
+    default: break;
+  }
   for (int64_t j = 0; j < count; j += 16) {
     __m512 v[16];
     const int64_t here = std::min<int64_t>(16, count - j);
@@ -100,6 +127,19 @@ void scale(float* x, float factor, int64_t n) {
   }
 }
 
+// x *= factor; returns the maximum of x (a NaN is passed over, as std::max(max, NaN) does).
+float scale_max(float* x, float factor, int64_t n) {
+  const __m512 f = _mm512_set1_ps(factor);
+  __m512 m = _mm512_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), f);
+    _mm512_mask_storeu_ps(x + i, k, v);
+    m = _mm512_mask_max_ps(m, k, v, m);  // MAXPS gives its second operand when either is NaN
+  }
+  return _mm512_reduce_max_ps(m);
+}
+
 // out += Σ_j weights[j] · rows[j·n ..]: up to 64 values of out stay in 4 registers over the
 // cells (4 independent FMA chains).
 void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
@@ -121,6 +161,48 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
   }
 }
 
+// accumulate for H heads at once (H ≤ 4): each of the block's value rows is loaded once for all
+// of them, 64 values at a time (H × 4 accumulators and 4 row registers). Per head and lane the
+// sums are the same, in the same order, as accumulate's.
+template <int H>
+void accumulate_held(float* out, int64_t out_stride, const float* rows, const float* weights,
+                     int64_t weight_stride, int64_t count, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) {
+    __mmask16 m[4];
+    __m512 acc[H][4];
+    for (int u = 0; u < 4; ++u) {
+      m[u] = i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);
+      for (int h = 0; h < H; ++h) acc[h][u] = _mm512_maskz_loadu_ps(m[u], out + h * out_stride + i + 16 * u);
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const float* row = rows + j * n + i;
+      __m512 r[4];
+      for (int u = 0; u < 4; ++u) r[u] = _mm512_maskz_loadu_ps(m[u], row + 16 * u);
+      for (int h = 0; h < H; ++h) {
+        const __m512 w = _mm512_set1_ps(weights[h * weight_stride + j]);
+        for (int u = 0; u < 4; ++u) acc[h][u] = _mm512_fmadd_ps(r[u], w, acc[h][u]);
+      }
+    }
+    for (int u = 0; u < 4; ++u) {
+      for (int h = 0; h < H; ++h) _mm512_mask_storeu_ps(out + h * out_stride + i + 16 * u, m[u], acc[h][u]);
+    }
+  }
+}
+
+void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows, const float* weights,
+                      int64_t weight_stride, int64_t count, int64_t n) {
+  for (int32_t h = 0; h < heads; h += 4) {
+    float* o = out + h * out_stride;
+    const float* w = weights + h * weight_stride;
+    switch (std::min(4, heads - h)) {
+      case 4: accumulate_held<4>(o, out_stride, rows, w, weight_stride, count, n); break;
+      case 3: accumulate_held<3>(o, out_stride, rows, w, weight_stride, count, n); break;
+      case 2: accumulate_held<2>(o, out_stride, rows, w, weight_stride, count, n); break;
+      default: accumulate_held<1>(o, out_stride, rows, w, weight_stride, count, n); break;
+    }
+  }
+}
+
 struct Ops {
   static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
     sinter::cpu::widen(type, row, out, n);
@@ -130,8 +212,13 @@ struct Ops {
   }
   static float exp_shifted(float* x, float shift, int64_t n) { return sinter::cpu::exp_shifted(x, shift, n); }
   static void scale(float* x, float factor, int64_t n) { sinter::cpu::scale(x, factor, n); }
+  static float scale_max(float* x, float factor, int64_t n) { return sinter::cpu::scale_max(x, factor, n); }
   static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
     sinter::cpu::accumulate(out, rows, weights, count, n);
+  }
+  static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
+                               const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+    sinter::cpu::accumulate_heads(out, out_stride, heads, rows, weights, weight_stride, count, n);
   }
 };
 
