@@ -49,7 +49,8 @@ inline __m256i load_i8x8_as_i32(const uint8_t* p) {
 inline __m256i widen_pairs(__m256i pairs) { return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)); }
 
 // Generation streams weights from memory faster with software prefetches ~2 KB ahead of the
-// record being read (as the AVX-512 kernels).
+// record being read. (The AVX-512 block kernels prefetch 8 KB ahead; with the AVX2 kernels,
+// 2 KB and 8 KB measured alike: Q4_0 tg 30.4 / 30.0 t/s, medians of 3 paired runs.)
 constexpr size_t kPrefetchDistance = 2048;
 inline void prefetch_lines(const uint8_t* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
