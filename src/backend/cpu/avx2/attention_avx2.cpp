@@ -123,6 +123,62 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
   }
 }
 
+// accumulate for H heads at once (H ≤ 4): each value row is loaded once for all of them, 16
+// values at a time (H × 2 accumulators and 2 row registers), then 8, then one. Per head and
+// value the products are added in the same order, with the same fused operation, as accumulate.
+template <int H>
+void accumulate_held(float* out, int64_t out_stride, const float* rows, const float* weights,
+                     int64_t weight_stride, int64_t count, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 acc[H][2];
+    for (int h = 0; h < H; ++h) {
+      for (int u = 0; u < 2; ++u) acc[h][u] = _mm256_loadu_ps(out + h * out_stride + i + 8 * u);
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 r0 = _mm256_loadu_ps(rows + j * n + i), r1 = _mm256_loadu_ps(rows + j * n + i + 8);
+      for (int h = 0; h < H; ++h) {
+        const __m256 w = _mm256_set1_ps(weights[h * weight_stride + j]);
+        acc[h][0] = _mm256_fmadd_ps(r0, w, acc[h][0]);
+        acc[h][1] = _mm256_fmadd_ps(r1, w, acc[h][1]);
+      }
+    }
+    for (int h = 0; h < H; ++h) {
+      for (int u = 0; u < 2; ++u) _mm256_storeu_ps(out + h * out_stride + i + 8 * u, acc[h][u]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 acc[H];
+    for (int h = 0; h < H; ++h) acc[h] = _mm256_loadu_ps(out + h * out_stride + i);
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 r = _mm256_loadu_ps(rows + j * n + i);
+      for (int h = 0; h < H; ++h)
+        acc[h] = _mm256_fmadd_ps(r, _mm256_set1_ps(weights[h * weight_stride + j]), acc[h]);
+    }
+    for (int h = 0; h < H; ++h) _mm256_storeu_ps(out + h * out_stride + i, acc[h]);
+  }
+  for (; i < n; ++i) {
+    for (int h = 0; h < H; ++h) {
+      float& o = out[h * out_stride + i];
+      for (int64_t j = 0; j < count; ++j) o = std::fma(rows[j * n + i], weights[h * weight_stride + j], o);
+    }
+  }
+}
+
+void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows, const float* weights,
+                      int64_t weight_stride, int64_t count, int64_t n) {
+  for (int32_t h = 0; h < heads; h += 4) {
+    float* o = out + h * out_stride;
+    const float* w = weights + h * weight_stride;
+    switch (std::min(4, heads - h)) {
+      case 4: accumulate_held<4>(o, out_stride, rows, w, weight_stride, count, n); break;
+      case 3: accumulate_held<3>(o, out_stride, rows, w, weight_stride, count, n); break;
+      case 2: accumulate_held<2>(o, out_stride, rows, w, weight_stride, count, n); break;
+      default: accumulate_held<1>(o, out_stride, rows, w, weight_stride, count, n); break;
+    }
+  }
+}
+
 struct Ops {
   static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
     sinter::cpu::widen(type, row, out, n);
@@ -135,6 +191,10 @@ struct Ops {
   static float scale_max(float* x, float factor, int64_t n) { return sinter::cpu::scale_max(x, factor, n); }
   static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
     sinter::cpu::accumulate(out, rows, weights, count, n);
+  }
+  static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
+                               const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+    sinter::cpu::accumulate_heads(out, out_stride, heads, rows, weights, weight_stride, count, n);
   }
 };
 
