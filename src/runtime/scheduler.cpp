@@ -57,8 +57,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const Loade
   const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : per_sequence_default * options.parallel;
   scheduler->n_ctx_per_sequence_ = n_ctx / options.parallel;
   if (scheduler->n_ctx_per_sequence_ < 2) {
-    return make_error(ErrorCode::kInvalidArgument, "a context of ", n_ctx, " cells is too small for ", options.parallel,
-                      " parallel sequences");
+    return make_error(ErrorCode::kInvalidArgument, "a context of ", n_ctx, " cells is too small for ",
+                      options.parallel, " parallel sequences");
   }
   ContextOptions context_options;
   context_options.n_ctx = n_ctx;
@@ -86,9 +86,11 @@ Scheduler::~Scheduler() {
 }
 
 Result<std::shared_ptr<RequestStream>> Scheduler::submit(SchedulerRequest request) {
-  SINTER_ASSIGN(SequenceState state, SequenceState::create(0, std::move(request.prompt), request.prompt_has_bos,
-                                                           request.options, *tokenizer_, n_ctx_per_sequence_));
-  auto pending = std::make_unique<Pending>(Pending{std::move(state), std::make_shared<RequestStream>(), Clock::now()});
+  SINTER_ASSIGN(SequenceState state,
+                SequenceState::create(0, std::move(request.prompt), request.prompt_has_bos, request.options,
+                                      *tokenizer_, n_ctx_per_sequence_));
+  auto pending =
+      std::make_unique<Pending>(Pending{std::move(state), std::make_shared<RequestStream>(), Clock::now()});
   auto stream = pending->stream;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -126,11 +128,13 @@ void Scheduler::loop() {
   // Shutting down: tell every waiting and running request.
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& pending : queue_) {
-    pending->stream->push({RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+    pending->stream->push(
+        {RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
   }
   for (auto& slot : slots_) {
     if (slot->active()) {
-      slot->stream->push({RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+      slot->stream->push(
+          {RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
     }
   }
 }
@@ -272,7 +276,8 @@ bool Scheduler::step() {
   };
   // Generation steps first (one token each), then prompt chunks in the room that is left.
   for (auto& slot : slots_) {
-    if (slot->active() && slot->state->prompt_tokens_done() == slot->state->prompt_token_count()) add(*slot, 1);
+    if (slot->active() && slot->state->prompt_tokens_done() == slot->state->prompt_token_count())
+      add(*slot, 1);
   }
   int32_t budget = options_.n_batch - static_cast<int32_t>(batch.size());
   for (auto& slot : slots_) {
@@ -296,6 +301,7 @@ bool Scheduler::step() {
   int32_t output = 0;
   const auto now = Clock::now();
   std::vector<double> ttft, inter_token;
+  std::vector<Slot*> completed;  // finished after this step's latencies are counted
   for (size_t e = 0, s = 0; e < batch.size(); ++e) {
     while (s + 1 < scheduled.size() && scheduled[s + 1].second <= e) ++s;
     Slot& slot = *scheduled[s].first;
@@ -323,13 +329,20 @@ bool Scheduler::step() {
       if (!state.generated().empty()) event.tokens = {state.generated().back()};
       slot.stream->push(std::move(event));
     }
-    if (state.finished()) finish(slot, std::nullopt);
+    if (state.finished() && (completed.empty() || completed.back() != &slot)) completed.push_back(&slot);
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++metrics_.forward_passes;
-  metrics_.cache_cells_used = cache.used_cells();
-  metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), ttft.begin(), ttft.end());
-  metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), inter_token.begin(), inter_token.end());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++metrics_.forward_passes;
+    metrics_.cache_cells_used = cache.used_cells();
+    metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), ttft.begin(),
+                                                ttft.end());
+    metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), inter_token.begin(),
+                                        inter_token.end());
+  }
+  // Only now do their clients hear of the end: what they read from the metrics next includes
+  // the latencies of their last tokens (finish counts the rest before telling them).
+  for (Slot* slot : completed) finish(*slot, std::nullopt);
   return true;
 }
 
