@@ -33,6 +33,20 @@
 
 namespace sinter::cpu {
 
+// Calls held.template operator()<H>(first) for the heads in fours (H = 4, then the 1..3 left):
+// the SIMD accumulate_heads keep H heads' sums in registers, so H must be a constant.
+template <class Held>
+void for_head_quads(int32_t heads, Held&& held) {
+  for (int32_t h = 0; h < heads; h += 4) {
+    switch (std::min(4, heads - h)) {
+      case 4: held.template operator()<4>(h); break;
+      case 3: held.template operator()<3>(h); break;
+      case 2: held.template operator()<2>(h); break;
+      default: held.template operator()<1>(h); break;
+    }
+  }
+}
+
 template <class Ops>
 void attend_group_loop(const AttentionGroupArgs& a) {
   const int64_t width = std::max(a.head_dim, a.head_dim_v);

@@ -191,16 +191,10 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
 
 void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows, const float* weights,
                       int64_t weight_stride, int64_t count, int64_t n) {
-  for (int32_t h = 0; h < heads; h += 4) {
-    float* o = out + h * out_stride;
-    const float* w = weights + h * weight_stride;
-    switch (std::min(4, heads - h)) {
-      case 4: accumulate_held<4>(o, out_stride, rows, w, weight_stride, count, n); break;
-      case 3: accumulate_held<3>(o, out_stride, rows, w, weight_stride, count, n); break;
-      case 2: accumulate_held<2>(o, out_stride, rows, w, weight_stride, count, n); break;
-      default: accumulate_held<1>(o, out_stride, rows, w, weight_stride, count, n); break;
-    }
-  }
+  for_head_quads(heads, [&]<int H>(int32_t h) {
+    accumulate_held<H>(out + h * out_stride, out_stride, rows, weights + h * weight_stride, weight_stride,
+                       count, n);
+  });
 }
 
 struct Ops {
