@@ -286,6 +286,10 @@ TEST(Kernels, PackedProductsMatchTheReferenceBitForBit) {
       }
       for (int64_t n_out : {1, 15, 16, 33, 64})
         check_products(level, type, {2 * block_values(type), n_out, 2}, 7);
+      // One column over several groups (the generation tiles of 4 groups and both halves) and
+      // a last group of fewer than 8 rows.
+      for (int64_t n_out : {9, 64, 70, 135})
+        check_products(level, type, {3 * block_values(type), n_out, 1}, 17);
       for (int64_t m = 1; m <= 14; ++m) check_products(level, type, {block_values(type), 20, m}, 11);
       check_products(level, type, {8 * block_values(type), 48, 9}, 13);
     }

@@ -3,7 +3,7 @@
 // pairs summed while they cannot overflow, then int32), times the row's integer scale, summed
 // over the super-block in int32: the reference's exact integer sums; then one fma chain per row
 // and column over super-blocks.
-#include "backend/cpu/avx2/avx2_common.h"
+#include "backend/cpu/avx2/block_tile_avx2.h"
 
 namespace sinter::cpu::avx2 {
 namespace {
@@ -26,27 +26,23 @@ inline void k_levels(const uint8_t* rec, int half, int g, __m256i* w) {
   }
 }
 
-template <bool kFifth, int N>
-void tile_scale_min(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
-                    const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
-  constexpr size_t kRecord = kFifth ? kQ5KRecord : kQ4KRecord;
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < super_blocks; ++sb) {
-    const uint8_t* rec = group + static_cast<size_t>(sb) * kRecord;
-    if (half == 0) prefetch_lines(rec + kRecord, kRecord);  // the next super-block
+template <bool kFifth>
+struct ScaleMinK {
+  static constexpr size_t kRecord = kFifth ? kQ5KRecord : kQ4KRecord;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecord;  // the next super-block
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 8; ++g) {
       __m256i w[8];
       k_levels<kFifth>(rec, half, g, w);
       const __m256i scale = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
       const __m256i minimum = load_u8x8_as_i32(rec + 192 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
-        const Column x(col_base[c], layout);
-        const int8_t* xq = x.q + 256 * sb + 32 * g;
+        const int8_t* xq = x[c].q + 256 * sb + 32 * g;
         __m256i sum;
         if constexpr (kFifth) {  // levels ≤ 31: four int16 pairs at a time
           __m256i a = _mm256_maddubs_epi16(w[0], broadcast_i32(xq));
@@ -64,19 +60,17 @@ void tile_scale_min(const uint8_t* group, int half, int64_t super_blocks, const 
         }
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
         msum[c] =
-            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x.sums[8 * sb + g])));
+            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x[c].sums[8 * sb + g])));
       }
     }
     const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
-      const __m256 dx = _mm256_set1_ps(x.d[sb]);
+      const __m256 dx = _mm256_set1_ps(x[c].d[sb]);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
       acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
+};
 
 // Q6_K group g (values 16g..16g+15): registers T = 4g..4g+3 (see the AVX-512 kernel).
 inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
@@ -99,44 +93,38 @@ inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
   }
 }
 
-template <int N>
-void tile_q6_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
-               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < super_blocks; ++sb) {
-    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ6KRecord;
-    if (half == 0) prefetch_lines(rec + kQ6KRecord, kQ6KRecord);  // the next super-block
+struct Q6K {
+  static constexpr size_t kRecord = kQ6KRecord;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecord;  // the next super-block
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
       __m256i w[4];
       q6_levels(rec, half, g, w);
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
-        const Column x(col_base[c], layout);
-        const int8_t* xq = x.q + 256 * sb + 16 * g;
+        const int8_t* xq = x[c].q + 256 * sb + 16 * g;
         // Levels ≤ 63: two int16 pairs at a time (2 · 2·63·128 < 2^15).
         const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], broadcast_i32(xq)),
                                            _mm256_maddubs_epi16(w[1], broadcast_i32(xq + 4)));
         const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], broadcast_i32(xq + 8)),
                                            _mm256_maddubs_epi16(w[3], broadcast_i32(xq + 12)));
         const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)),
-                                             _mm256_set1_epi32(x.sums[16 * sb + g]));  // − 32·Σx
+                                             _mm256_set1_epi32(x[c].sums[16 * sb + g]));  // − 32·Σx
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
     const __m256 d = load_f16x8(rec + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
       acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
+};
 
 constexpr size_t kQ2KRecord = 1344, kQ3KRecord = 1824, kIQ4XSRecord = 2208;
 
@@ -155,18 +143,15 @@ inline __m256i dot4_small(const __m256i* w, const int8_t* xq) {
   return widen_pairs(p);
 }
 
-template <int N>
-void tile_q2_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
-               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < super_blocks; ++sb) {
-    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ2KRecord;
-    if (half == 0) prefetch_lines(rec + kQ2KRecord, kQ2KRecord);
+struct Q2K {
+  static constexpr size_t kRecord = kQ2KRecord;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecord;
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
       __m256i w[4];
       for (int i = 0; i < 4; ++i) w[i] = two_bits(rec + 320, half, g, i);
@@ -174,23 +159,20 @@ void tile_q2_k(const uint8_t* group, int half, int64_t super_blocks, const uint8
       const __m256i scale = _mm256_and_si256(packed, _mm256_set1_epi32(15));
       const __m256i minimum = _mm256_srli_epi32(packed, 4);
       for (int c = 0; c < N; ++c) {
-        const Column x(col_base[c], layout);
-        const __m256i sum = dot4_small(w, x.q + 256 * sb + 16 * g);
+        const __m256i sum = dot4_small(w, x[c].q + 256 * sb + 16 * g);
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
         msum[c] =
-            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x.sums[16 * sb + g])));
+            _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x[c].sums[16 * sb + g])));
       }
     }
     const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
-      const __m256 dx = _mm256_set1_ps(x.d[sb]);
+      const __m256 dx = _mm256_set1_ps(x[c].d[sb]);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
       acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
+};
 
 // Q3_K levels as unsigned q + 4; the column's sums hold −4·Σx per 16 values.
 inline __m256i q3_levels(const uint8_t* rec, int half, int g, int i) {
@@ -201,56 +183,47 @@ inline __m256i q3_levels(const uint8_t* rec, int half, int g, int i) {
   return _mm256_or_si256(two_bits(rec + 288, half, g, i), _mm256_and_si256(at2, _mm256_set1_epi8(4)));
 }
 
-template <int N>
-void tile_q3_k(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
-               const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < super_blocks; ++sb) {
-    const uint8_t* rec = group + static_cast<size_t>(sb) * kQ3KRecord;
-    if (half == 0) prefetch_lines(rec + kQ3KRecord, kQ3KRecord);
+struct Q3K {
+  static constexpr size_t kRecord = kQ3KRecord;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecord;
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
       __m256i w[4];
       for (int i = 0; i < 4; ++i) w[i] = q3_levels(rec, half, g, i);
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
-        const Column x(col_base[c], layout);
-        const __m256i sum = _mm256_add_epi32(dot4_small(w, x.q + 256 * sb + 16 * g),
-                                             _mm256_set1_epi32(x.sums[16 * sb + g]));  // − 4·Σx
+        const __m256i sum = _mm256_add_epi32(dot4_small(w, x[c].q + 256 * sb + 16 * g),
+                                             _mm256_set1_epi32(x[c].sums[16 * sb + g]));  // − 4·Σx
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
     const __m256 d = load_f16x8(rec + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
       acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
+};
 
 // IQ4_XS group g: table values (signed) × activations with the sign trick, each int16 pair
 // widened at once (the column's −128·Σx sums are for the unsigned VNNI form and unused here).
-template <int N>
-void tile_iq4_xs(const uint8_t* group, int half, int64_t super_blocks, const uint8_t* columns,
-                 const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
-  const __m256i table = _mm256_broadcastsi128_si256(
-      _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
-  const __m256i low = _mm256_set1_epi8(0x0f);
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < super_blocks; ++sb) {
-    const uint8_t* rec = group + static_cast<size_t>(sb) * kIQ4XSRecord;
-    if (half == 0) prefetch_lines(rec + kIQ4XSRecord, kIQ4XSRecord);
+struct IQ4XS {
+  static constexpr size_t kRecord = kIQ4XSRecord;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecord;
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+    const __m256i low = _mm256_set1_epi8(0x0f);
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 8; ++g) {
       __m256i w[8];
       for (int i = 0; i < 4; ++i) {
@@ -260,8 +233,7 @@ void tile_iq4_xs(const uint8_t* group, int half, int64_t super_blocks, const uin
       }
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
-        const Column x(col_base[c], layout);
-        const int8_t* xq = x.q + 256 * sb + 32 * g;
+        const int8_t* xq = x[c].q + 256 * sb + 32 * g;
         __m256i sum = _mm256_setzero_si256();
         for (int t = 0; t < 8; ++t) {
           const __m256i p =
@@ -273,58 +245,38 @@ void tile_iq4_xs(const uint8_t* group, int half, int64_t super_blocks, const uin
     }
     const __m256 d = load_f16x8(rec + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
       acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x.d[sb])), acc[c]);
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
-
-template <class Tile>
-void over_groups(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const uint8_t* columns,
-                 const ColumnLayout& layout, int64_t column_count, float* dst, int64_t dst_stride,
-                 Tile tile_fn) {
-  for (int64_t g = group_begin; g < group_end; ++g) {
-    const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
-    const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
-    for (int half = 0; half < 2 && 8 * half < lanes; ++half) {
-      over_columns<4>(column_count, [&]<int N>(int64_t c) {
-        tile_fn.template operator()<N>(
-            group, half, w.n_in / 256, columns + static_cast<size_t>(c) * layout.bytes, layout,
-            dst + c * dst_stride + g * kGroupRows + 8 * half, dst_stride, lanes - 8 * half);
-      });
-    }
-  }
-}
+};
 
 }  // namespace
 
 void gemm_q4_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride,
-              []<int N>(auto... args) { tile_scale_min<false, N>(args...); });
+  block_gemm<ScaleMinK<false>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q5_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_scale_min<true, N>(args...); });
+  block_gemm<ScaleMinK<true>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q6_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q6_k<N>(args...); });
+  block_gemm<Q6K>(w, gb, ge, x, l, m, dst, stride);
 }
 
 void gemm_q2_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q2_k<N>(args...); });
+  block_gemm<Q2K>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q3_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_q3_k<N>(args...); });
+  block_gemm<Q3K>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_iq4_xs(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                  int64_t m, float* dst, int64_t stride) {
-  over_groups(w, gb, ge, x, l, m, dst, stride, []<int N>(auto... args) { tile_iq4_xs<N>(args...); });
+  block_gemm<IQ4XS>(w, gb, ge, x, l, m, dst, stride);
 }
 
 }  // namespace sinter::cpu::avx2

@@ -5,7 +5,7 @@
 // VPMADDUBSW with 4 broadcast activation bytes gives int16 pairs, summed while they cannot
 // overflow, widened to int32 row lanes: the exact block integer sum of the reference. Then
 // acc = fma(float(isum), d_w·d_x, acc), one chain per row and column.
-#include "backend/cpu/avx2/avx2_common.h"
+#include "backend/cpu/avx2/block_tile_avx2.h"
 
 namespace sinter::cpu::avx2 {
 namespace {
@@ -130,74 +130,54 @@ struct IQ4_NLKernel {
   static __m256i isum(const __m256i* w, const int8_t* xq, int32_t) { return dot_signed(w, xq); }
 };
 
-// 8 rows (one half of a group) × N columns over all blocks.
-template <class Kernel, int N>
-void tile(const uint8_t* group, int half, int64_t blocks, const uint8_t* columns, const ColumnLayout& layout,
-          float* dst, int64_t dst_stride, int lanes) {
-  const uint8_t* col_base[N];
-  for (int c = 0; c < N; ++c) col_base[c] = columns + static_cast<size_t>(c) * layout.bytes;
-  __m256 acc[N];
-  for (int c = 0; c < N; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* rec = group + static_cast<size_t>(b) * Kernel::kRecord;
-    if (half == 0) prefetch_lines(rec + kPrefetchDistance, Kernel::kRecord);
+// One 32-value block of a level kernel, in the form block_gemm runs.
+template <class Kernel>
+struct Block32 {
+  static constexpr size_t kRecord = Kernel::kRecord;
+  static constexpr int64_t kValues = 32;
+  static constexpr size_t kPrefetchAhead = kPrefetchDistance;
+  template <int N>
+  static void add(const uint8_t* rec, int half, int64_t b, const Column* x, __m256* acc) {
     __m256i w[8];
     Kernel::levels(rec, half, w);
     const __m256 dw = load_f16x8(rec + 16 * half);
     for (int c = 0; c < N; ++c) {
-      const Column x(col_base[c], layout);
-      const __m256i isum = Kernel::isum(w, x.q + 32 * b, Kernel::kMinimum ? 0 : x.sums[b]);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b])), acc[c]);
+      const __m256i isum = Kernel::isum(w, x[c].q + 32 * b, Kernel::kMinimum ? 0 : x[c].sums[b]);
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])), acc[c]);
       if constexpr (Kernel::kMinimum) {
         const __m256 m = load_f16x8(rec + 32 + 16 * half);
-        acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(reinterpret_cast<const float*>(x.sums)[b]), acc[c]);
+        acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(reinterpret_cast<const float*>(x[c].sums)[b]), acc[c]);
       }
     }
   }
-  for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride, acc[c], lanes);
-}
-
-template <class Kernel>
-void gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const uint8_t* columns,
-          const ColumnLayout& layout, int64_t column_count, float* dst, int64_t dst_stride) {
-  const int64_t blocks = w.n_in / 32;
-  for (int64_t g = group_begin; g < group_end; ++g) {
-    const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
-    const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
-    for (int half = 0; half < 2 && 8 * half < lanes; ++half) {
-      over_columns<4>(column_count, [&]<int N>(int64_t c) {
-        tile<Kernel, N>(group, half, blocks, columns + static_cast<size_t>(c) * layout.bytes, layout,
-                        dst + c * dst_stride + g * kGroupRows + 8 * half, dst_stride, lanes - 8 * half);
-      });
-    }
-  }
-}
+};
 
 }  // namespace
 
 void gemm_q4_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  gemm<Q4_0Kernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<Q4_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q4_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  gemm<Q4_1Kernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<Q4_1Kernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q5_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  gemm<Q5_0Kernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<Q5_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q5_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  gemm<Q5_1Kernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<Q5_1Kernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_q8_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                int64_t m, float* dst, int64_t stride) {
-  gemm<Q8_0Kernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<Q8_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 void gemm_iq4_nl(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
                  int64_t m, float* dst, int64_t stride) {
-  gemm<IQ4_NLKernel>(w, gb, ge, x, l, m, dst, stride);
+  block_gemm<Block32<IQ4_NLKernel>>(w, gb, ge, x, l, m, dst, stride);
 }
 
 }  // namespace sinter::cpu::avx2

@@ -1,0 +1,66 @@
+// The loop every AVX2 block-type kernel shares (32-value blocks and 256-value super-blocks):
+// over a 16-row packed group's records in block order, each record's contribution added to one
+// float accumulator per row half and column. A kernel is a struct with
+//   kRecord        bytes of one record (one block index, all 16 rows),
+//   kValues        values of n_in per record,
+//   kPrefetchAhead how far ahead of the record being read to prefetch,
+//   add<N>(rec, half, index, x, acc)   adds the record's products for the 8 rows of `half` and N
+//                                       columns x[0..N) to acc[0..N) (the reference's fma chain).
+// Include only from files under src/backend/cpu/avx2/.
+#pragma once
+
+#include "backend/cpu/avx2/avx2_common.h"
+
+namespace sinter::cpu::avx2 {
+namespace {
+
+// H halves of 8 rows, starting at `first_half`, × N columns over all records. With H = 2 (few
+// columns: generation) each record is read once, both halves together, so the weights stream
+// from memory in one pass; with H = 1 (many columns) each half keeps its accumulators and levels
+// in registers across the columns.
+template <class Kernel, int H, int N>
+void block_tile(const uint8_t* group, int first_half, int64_t records, const uint8_t* columns,
+                const ColumnLayout& layout, float* dst, int64_t dst_stride, int lanes) {
+  Column x[N];
+  for (int c = 0; c < N; ++c) x[c] = Column(columns + static_cast<size_t>(c) * layout.bytes, layout);
+  __m256 acc[H][N];
+  for (int h = 0; h < H; ++h) {
+    for (int c = 0; c < N; ++c) acc[h][c] = _mm256_setzero_ps();
+  }
+  for (int64_t r = 0; r < records; ++r) {
+    const uint8_t* rec = group + static_cast<size_t>(r) * Kernel::kRecord;
+    if (first_half == 0) prefetch_lines(rec + Kernel::kPrefetchAhead, Kernel::kRecord);
+    for (int h = 0; h < H; ++h) Kernel::template add<N>(rec, first_half + h, r, x, acc[h]);
+  }
+  for (int h = 0; h < H; ++h) {
+    for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride + 8 * h, acc[h][c], lanes - 8 * h);
+  }
+}
+
+// Groups [group_begin, group_end) × all columns.
+template <class Kernel>
+void block_gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const uint8_t* columns,
+                const ColumnLayout& layout, int64_t column_count, float* dst, int64_t dst_stride) {
+  const int64_t records = w.n_in / Kernel::kValues;
+  for (int64_t g = group_begin; g < group_end; ++g) {
+    const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
+    const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
+    float* out = dst + g * kGroupRows;
+    if (column_count <= kBothHalvesColumns && lanes > 8) {
+      over_columns<kBothHalvesColumns>(column_count, [&]<int N>(int64_t c) {
+        block_tile<Kernel, 2, N>(group, 0, records, columns + static_cast<size_t>(c) * layout.bytes, layout,
+                                 out + c * dst_stride, dst_stride, lanes);
+      });
+      continue;
+    }
+    for (int half = 0; half < 2 && 8 * half < lanes; ++half) {
+      over_columns<4>(column_count, [&]<int N>(int64_t c) {
+        block_tile<Kernel, 1, N>(group, half, records, columns + static_cast<size_t>(c) * layout.bytes,
+                                 layout, out + c * dst_stride + 8 * half, dst_stride, lanes - 8 * half);
+      });
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sinter::cpu::avx2
