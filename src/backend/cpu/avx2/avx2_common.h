@@ -56,12 +56,6 @@ inline void prefetch_lines(const uint8_t* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
 }
 
-// Up to this many columns, a tile reads both halves of a group from each record before the next
-// (one pass over the weights: generation streams them from memory without a second, prefetch-
-// less pass over the group from cache); with more, each half runs on its own so its levels and
-// accumulators stay in registers across the columns.
-constexpr int kBothHalvesColumns = 2;
-
 // One activation column in the planar layout.
 struct Column {
   const int8_t* q;

@@ -10,6 +10,32 @@ namespace {
 
 constexpr size_t kQ4KRecord = 2368, kQ5KRecord = 2880, kQ6KRecord = 3360;
 
+// What block_gemm needs of a K-quant kernel: records of one 256-value super-block, prefetched
+// one super-block ahead.
+template <size_t kRecordBytes>
+struct SuperBlock {
+  static constexpr size_t kRecord = kRecordBytes;
+  static constexpr int64_t kValues = 256;
+  static constexpr size_t kPrefetchAhead = kRecordBytes;
+};
+
+// A super-block's term of each column's chain (the reference's order): acc += float(isum)·(d·d_x),
+// then for the types with minimums acc −= float(msum)·(dmin·d_x). The record holds the rows' d
+// lanes at 0 and dmin lanes at 32.
+template <int N, bool kMinimum>
+inline void add_super_block(const uint8_t* rec, int half, int64_t sb, const Column* x, const __m256i* isum,
+                            const __m256i* msum, __m256* acc) {
+  const __m256 d = load_f16x8(rec + 16 * half);
+  for (int c = 0; c < N; ++c) {
+    const __m256 dx = _mm256_set1_ps(x[c].d[sb]);
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
+    if constexpr (kMinimum) {
+      const __m256 dmin = load_f16x8(rec + 32 + 16 * half);
+      acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
+    }
+  }
+}
+
 // Q4_K/Q5_K group g (values 32g..32g+31), rows of one half.
 template <bool kFifth>
 inline void k_levels(const uint8_t* rec, int half, int g, __m256i* w) {
@@ -27,10 +53,7 @@ inline void k_levels(const uint8_t* rec, int half, int g, __m256i* w) {
 }
 
 template <bool kFifth>
-struct ScaleMinK {
-  static constexpr size_t kRecord = kFifth ? kQ5KRecord : kQ4KRecord;
-  static constexpr int64_t kValues = 256;
-  static constexpr size_t kPrefetchAhead = kRecord;  // the next super-block
+struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N], msum[N];
@@ -63,12 +86,7 @@ struct ScaleMinK {
             _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x[c].sums[8 * sb + g])));
       }
     }
-    const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      const __m256 dx = _mm256_set1_ps(x[c].d[sb]);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
-      acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
-    }
+    add_super_block<N, true>(rec, half, sb, x, isum, msum, acc);
   }
 };
 
@@ -93,10 +111,7 @@ inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
   }
 }
 
-struct Q6K {
-  static constexpr size_t kRecord = kQ6KRecord;
-  static constexpr int64_t kValues = 256;
-  static constexpr size_t kPrefetchAhead = kRecord;  // the next super-block
+struct Q6K : SuperBlock<kQ6KRecord> {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N];
@@ -118,11 +133,7 @@ struct Q6K {
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
-    const __m256 d = load_f16x8(rec + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
-    }
+    add_super_block<N, false>(rec, half, sb, x, isum, nullptr, acc);
   }
 };
 
@@ -143,10 +154,7 @@ inline __m256i dot4_small(const __m256i* w, const int8_t* xq) {
   return widen_pairs(p);
 }
 
-struct Q2K {
-  static constexpr size_t kRecord = kQ2KRecord;
-  static constexpr int64_t kValues = 256;
-  static constexpr size_t kPrefetchAhead = kRecord;
+struct Q2K : SuperBlock<kQ2KRecord> {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N], msum[N];
@@ -165,12 +173,7 @@ struct Q2K {
             _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x[c].sums[16 * sb + g])));
       }
     }
-    const __m256 d = load_f16x8(rec + 16 * half), dmin = load_f16x8(rec + 32 + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      const __m256 dx = _mm256_set1_ps(x[c].d[sb]);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, dx), acc[c]);
-      acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[c]), _mm256_mul_ps(dmin, dx), acc[c]);
-    }
+    add_super_block<N, true>(rec, half, sb, x, isum, msum, acc);
   }
 };
 
@@ -183,10 +186,7 @@ inline __m256i q3_levels(const uint8_t* rec, int half, int g, int i) {
   return _mm256_or_si256(two_bits(rec + 288, half, g, i), _mm256_and_si256(at2, _mm256_set1_epi8(4)));
 }
 
-struct Q3K {
-  static constexpr size_t kRecord = kQ3KRecord;
-  static constexpr int64_t kValues = 256;
-  static constexpr size_t kPrefetchAhead = kRecord;
+struct Q3K : SuperBlock<kQ3KRecord> {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     __m256i isum[N];
@@ -202,20 +202,13 @@ struct Q3K {
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
-    const __m256 d = load_f16x8(rec + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
-    }
+    add_super_block<N, false>(rec, half, sb, x, isum, nullptr, acc);
   }
 };
 
 // IQ4_XS group g: table values (signed) × activations with the sign trick, each int16 pair
 // widened at once (the column's −128·Σx sums are for the unsigned VNNI form and unused here).
-struct IQ4XS {
-  static constexpr size_t kRecord = kIQ4XSRecord;
-  static constexpr int64_t kValues = 256;
-  static constexpr size_t kPrefetchAhead = kRecord;
+struct IQ4XS : SuperBlock<kIQ4XSRecord> {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
     const __m256i table = _mm256_broadcastsi128_si256(
@@ -243,11 +236,7 @@ struct IQ4XS {
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
-    const __m256 d = load_f16x8(rec + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(x[c].d[sb])), acc[c]);
-    }
+    add_super_block<N, false>(rec, half, sb, x, isum, nullptr, acc);
   }
 };
 
