@@ -24,53 +24,34 @@ struct BF16Rows {
   static constexpr size_t kHalf = 16;
 };
 
-// G groups (both halves of each: 16·G rows) × N columns, over k in order.
-template <class Rows, int G, int N>
-void tile(const uint8_t* const* groups, int64_t n_in, const float* const* x, float* const* out,
-          const int* lanes, int64_t dst_stride) {
-  __m256 acc[G][2][N];
-  for (int g = 0; g < G; ++g) {
-    for (int h = 0; h < 2; ++h) {
-      for (int c = 0; c < N; ++c) acc[g][h][c] = _mm256_setzero_ps();
-    }
-  }
-  for (int64_t k = 0; k < n_in; ++k) {
-    __m256 w[G][2];
+// Generation: G groups (both halves of each: 16·G rows) × 1 column, over k in order. Out of line
+// and fully unrolled for the reason given at columns_tile below (inlined, gcc stored all 2G
+// accumulators to the stack on every k).
+template <class Rows, int G>
+[[gnu::noinline]] void groups_column(const PackedMatrix& w, int64_t g0, const uint8_t* column, float* dst) {
+  const uint8_t* groups[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) groups[g] = w.data + static_cast<size_t>(g0 + g) * w.group_bytes;
+  const auto* x = reinterpret_cast<const float*>(column);
+  __m256 acc0[G], acc1[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) acc0[g] = acc1[g] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < w.n_in; ++k) {
+    const __m256 xk = _mm256_broadcast_ss(x + k);
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       const uint8_t* p = groups[g] + static_cast<size_t>(k) * Rows::kBytes;
       if (k % (64 / Rows::kBytes) == 0) prefetch_lines(p + kPrefetchDistance, 64);
-      w[g][0] = Rows::load(p);
-      w[g][1] = Rows::load(p + Rows::kHalf);
-    }
-    for (int c = 0; c < N; ++c) {
-      const __m256 xk = _mm256_broadcast_ss(x[c] + k);
-      for (int g = 0; g < G; ++g) {
-        acc[g][0][c] = _mm256_fmadd_ps(w[g][0], xk, acc[g][0][c]);
-        acc[g][1][c] = _mm256_fmadd_ps(w[g][1], xk, acc[g][1][c]);
-      }
+      acc0[g] = _mm256_fmadd_ps(Rows::load(p), xk, acc0[g]);
+      acc1[g] = _mm256_fmadd_ps(Rows::load(p + Rows::kHalf), xk, acc1[g]);
     }
   }
+#pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    for (int c = 0; c < N; ++c) {
-      store_rows(out[g] + c * dst_stride, acc[g][0][c], lanes[g]);
-      store_rows(out[g] + c * dst_stride + 8, acc[g][1][c], lanes[g] - 8);
-    }
+    const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - (g0 + g) * kGroupRows));
+    store_rows(dst + (g0 + g) * kGroupRows, acc0[g], lanes);
+    store_rows(dst + (g0 + g) * kGroupRows + 8, acc1[g], lanes - 8);
   }
-}
-
-// Generation: G groups × 1 column, as the tile above.
-template <class Rows, int G>
-void groups_column(const PackedMatrix& w, int64_t g0, const uint8_t* column, float* dst, int64_t dst_stride) {
-  const uint8_t* groups[G];
-  float* out[G];
-  int lanes[G];
-  for (int g = 0; g < G; ++g) {
-    groups[g] = w.data + static_cast<size_t>(g0 + g) * w.group_bytes;
-    out[g] = dst + (g0 + g) * kGroupRows;
-    lanes[g] = static_cast<int>(min64(kGroupRows, w.n_out - (g0 + g) * kGroupRows));
-  }
-  const float* x[1] = {reinterpret_cast<const float*>(column)};
-  tile<Rows, G, 1>(groups, w.n_in, x, out, lanes, dst_stride);
 }
 
 // Prompts: one group (16 rows: two halves) × N columns, the columns `x_stride` bytes apart.
@@ -112,8 +93,8 @@ void gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const u
   // Prompts reuse each weight load across columns: one group by six columns.
   int64_t g = group_begin;
   if (column_count == 1) {
-    for (; g + 4 <= group_end; g += 4) groups_column<Rows, 4>(w, g, columns, dst, dst_stride);
-    for (; g < group_end; ++g) groups_column<Rows, 1>(w, g, columns, dst, dst_stride);
+    for (; g + 4 <= group_end; g += 4) groups_column<Rows, 4>(w, g, columns, dst);
+    for (; g < group_end; ++g) groups_column<Rows, 1>(w, g, columns, dst);
     return;
   }
   for (; g < group_end; ++g) {
