@@ -58,7 +58,8 @@ void groups_tile(const PackedMatrix& w, int64_t g0, const uint8_t* columns, cons
     out[g] = dst + (g0 + g) * kGroupRows;
     lanes[g] = static_cast<int>(min64(kGroupRows, w.n_out - (g0 + g) * kGroupRows));
   }
-  constexpr int kColumns = G == 1 ? 8 : 12;
+  // Four groups only ever take one column (generation): no wider tiles of them to instantiate.
+  constexpr int kColumns = G == 4 ? 1 : G == 1 ? 8 : 12;
   over_columns<kColumns>(column_count, [&]<int N>(int64_t c) {
     const float* x[N];
     for (int i = 0; i < N; ++i)
