@@ -60,8 +60,11 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   args.scale = dst.param_float(0);
   args.softcap = dst.param_float(1);
   args.scratch = ctx.scratch.floats.data();
+  // (token, KV head) pairs dealt to the threads in turn: under a causal mask a token's cost grows
+  // with its position, so contiguous shares gave the last thread most of a prompt's work (3x the
+  // first's with 2 threads). Which thread computes a pair changes nothing in its result.
   const int64_t pairs = n_tokens * n_head_kv;
-  for (int64_t pair = ctx.thread.share_begin(pairs); pair < ctx.thread.share_end(pairs); ++pair) {
+  for (int64_t pair = ctx.thread.index; pair < pairs; pair += ctx.thread.count) {
     const int64_t t = pair / n_head_kv;
     const int64_t g = pair % n_head_kv;
     args.keys = static_cast<const uint8_t*>(k.data) + g * sinter::row_bytes(k.type, head_dim);
