@@ -17,9 +17,17 @@ namespace {
 // Up to this many columns (generation), both halves of a group are computed from each record
 // before the next: the weights stream from memory in one pass, instead of a second pass over the
 // group from cache that issues no prefetches. With more, each half runs on its own, so its levels
-// and accumulators stay in registers across the columns (measured: 4 here made Q4_0 and Q4_K
-// slower at 4 columns, from spills).
-constexpr int kBothHalvesColumns = 2;
+// and accumulators stay in registers across the columns. A kernel may raise the limit with
+// kBothHalvesColumns (measured at 4 columns: Q8_0 +10 %, whose levels need no unpacking; Q4_0
+// −6 % and Q4_K −20 %, from spills).
+template <class Kernel>
+constexpr int both_halves_columns() {
+  if constexpr (requires { Kernel::kBothHalvesColumns; }) {
+    return Kernel::kBothHalvesColumns;
+  } else {
+    return 2;
+  }
+}
 
 // H halves of 8 rows, starting at `first_half`, × N columns over all records (H = 2: the
 // one-pass form above; H = 1: one half).
@@ -51,8 +59,9 @@ void block_gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, c
     const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
     const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
     float* out = dst + g * kGroupRows;
-    if (column_count <= kBothHalvesColumns && lanes > 8) {
-      over_columns<kBothHalvesColumns>(column_count, [&]<int N>(int64_t c) {
+    constexpr int kBoth = both_halves_columns<Kernel>();
+    if (column_count <= kBoth && lanes > 8) {
+      over_columns<kBoth>(column_count, [&]<int N>(int64_t c) {
         block_tile<Kernel, 2, N>(group, 0, records, columns + static_cast<size_t>(c) * layout.bytes, layout,
                                  out + c * dst_stride, dst_stride, lanes);
       });

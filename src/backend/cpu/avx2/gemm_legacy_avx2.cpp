@@ -111,6 +111,7 @@ struct Q5_1Kernel {
 struct Q8_0Kernel {
   static constexpr size_t kRecord = 544;
   static constexpr bool kMinimum = false;
+  static constexpr int kBothHalvesColumns = 4;  // see block_tile_avx2.h
   static void levels(const uint8_t* rec, int half, __m256i* w) {
     for (int i = 0; i < 8; ++i)
       w[i] = _mm256_xor_si256(load256(rec + 32 + 64 * i + 32 * half), _mm256_set1_epi8(-128));
@@ -134,6 +135,7 @@ struct IQ4_NLKernel {
 template <class Kernel>
 struct Block32 {
   static constexpr size_t kRecord = Kernel::kRecord;
+  static constexpr int kBothHalvesColumns = both_halves_columns<Kernel>();
   static constexpr int64_t kValues = 32;
   static constexpr size_t kPrefetchAhead = kPrefetchDistance;
   template <int N>
