@@ -22,7 +22,8 @@ void run_store_rows(const Tensor& dst, const OpContext& ctx) {
   const auto& traits = dtype_traits(cache.type);
   for (int64_t t = ctx.thread.share_begin(count); t < ctx.thread.share_end(count); ++t) {
     // rows is [n_embd_head, n_head_kv, n_tokens] or [n, n_tokens]: token t's values are contiguous.
-    const auto* values = reinterpret_cast<const float*>(static_cast<const uint8_t*>(rows.data) + t * n * sizeof(float));
+    const auto* values =
+        reinterpret_cast<const float*>(static_cast<const uint8_t*>(rows.data) + t * n * sizeof(float));
     traits.quantize(values, cache.row(slots[t]), n);
   }
 }

@@ -60,8 +60,8 @@ template <class Rows, int G>
 // of the caller, into registers across the k loop (that spilled a weight register and the loop
 // counter to the stack: half the FMA peak).
 template <class Rows, int N>
-[[gnu::noinline]] void columns_tile(const uint8_t* group, int64_t n_in, const uint8_t* columns, size_t x_stride,
-                                    float* out, int64_t dst_stride, int lanes) {
+[[gnu::noinline]] void columns_tile(const uint8_t* group, int64_t n_in, const uint8_t* columns,
+                                    size_t x_stride, float* out, int64_t dst_stride, int lanes) {
   __m256 acc0[N], acc1[N];
 #pragma GCC unroll 8
   for (int c = 0; c < N; ++c) acc0[c] = acc1[c] = _mm256_setzero_ps();
