@@ -6,6 +6,10 @@
 //   kPrefetchAhead how far ahead of the record being read to prefetch,
 //   add<N>(rec, half, index, x, acc)   adds the record's products for the 8 rows of `half` and N
 //                                       columns x[0..N) to acc[0..N) (the reference's fma chain).
+// A kernel with large records (the K-quants) also declares kPrefetchSteps and takes a
+// PrefetchShare as a last argument to add: it issues the record-ahead prefetches itself, a share
+// at each of that many steps of its work. Issued all at once, the ~40 lines of a super-block
+// filled the core's miss buffers and stalled the loads of the record being computed.
 // Include only from files under src/backend/cpu/avx2/.
 #pragma once
 
@@ -29,6 +33,21 @@ constexpr int both_halves_columns() {
   }
 }
 
+// The bytes of a record ahead that one add call prefetches, in steps spread over its work
+// (nullptr: none).
+struct PrefetchShare {
+  const uint8_t* p;
+  size_t bytes;
+  // Step i of `Steps`: its share of whole cache lines.
+  template <int Steps>
+  void step(int i) const {
+    if (p == nullptr) return;
+    const size_t lines = (bytes + 63) / 64;
+    for (size_t l = lines * i / Steps; l < lines * (i + 1) / Steps; ++l)
+      _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l), _MM_HINT_T0);
+  }
+};
+
 // H halves of 8 rows, starting at `first_half`, × N columns over all records (H = 2: the
 // one-pass form above; H = 1: one half).
 template <class Kernel, int H, int N>
@@ -42,8 +61,17 @@ void block_tile(const uint8_t* group, int first_half, int64_t records, const uin
   }
   for (int64_t r = 0; r < records; ++r) {
     const uint8_t* rec = group + static_cast<size_t>(r) * Kernel::kRecord;
-    if (first_half == 0) prefetch_lines(rec + Kernel::kPrefetchAhead, Kernel::kRecord);
-    for (int h = 0; h < H; ++h) Kernel::template add<N>(rec, first_half + h, r, x, acc[h]);
+    constexpr size_t kPart = (Kernel::kRecord / H + 63) / 64 * 64;
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* ahead = first_half == 0 ? rec + Kernel::kPrefetchAhead + h * kPart : nullptr;
+      const size_t bytes = h + 1 < H ? kPart : Kernel::kRecord - h * kPart;
+      if constexpr (requires { Kernel::kPrefetchSteps; }) {
+        Kernel::template add<N>(rec, first_half + h, r, x, acc[h], PrefetchShare{ahead, bytes});
+      } else {
+        if (ahead != nullptr) prefetch_lines(ahead, bytes);
+        Kernel::template add<N>(rec, first_half + h, r, x, acc[h]);
+      }
+    }
   }
   for (int h = 0; h < H; ++h) {
     for (int c = 0; c < N; ++c) store_rows(dst + c * dst_stride + 8 * h, acc[h][c], lanes - 8 * h);

@@ -54,12 +54,15 @@ inline void k_levels(const uint8_t* rec, int half, int g, __m256i* w) {
 
 template <bool kFifth>
 struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
+  static constexpr int kPrefetchSteps = 8;
   template <int N>
-  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc,
+                  PrefetchShare ahead) {
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 8; ++g) {
+      ahead.step<kPrefetchSteps>(g);
       __m256i w[8];
       k_levels<kFifth>(rec, half, g, w);
       const __m256i scale = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
@@ -112,12 +115,15 @@ inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
 }
 
 struct Q6K : SuperBlock<kQ6KRecord> {
+  static constexpr int kPrefetchSteps = 16;
   template <int N>
-  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc,
+                  PrefetchShare ahead) {
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
+      ahead.step<kPrefetchSteps>(g);
       __m256i w[4];
       q6_levels(rec, half, g, w);
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
@@ -155,12 +161,15 @@ inline __m256i dot4_small(const __m256i* w, const int8_t* xq) {
 }
 
 struct Q2K : SuperBlock<kQ2KRecord> {
+  static constexpr int kPrefetchSteps = 16;
   template <int N>
-  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc,
+                  PrefetchShare ahead) {
     __m256i isum[N], msum[N];
     for (int c = 0; c < N; ++c) isum[c] = msum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
+      ahead.step<kPrefetchSteps>(g);
       __m256i w[4];
       for (int i = 0; i < 4; ++i) w[i] = two_bits(rec + 320, half, g, i);
       const __m256i packed = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
@@ -187,12 +196,15 @@ inline __m256i q3_levels(const uint8_t* rec, int half, int g, int i) {
 }
 
 struct Q3K : SuperBlock<kQ3KRecord> {
+  static constexpr int kPrefetchSteps = 16;
   template <int N>
-  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc,
+                  PrefetchShare ahead) {
     __m256i isum[N];
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
+      ahead.step<kPrefetchSteps>(g);
       __m256i w[4];
       for (int i = 0; i < 4; ++i) w[i] = q3_levels(rec, half, g, i);
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
@@ -209,8 +221,10 @@ struct Q3K : SuperBlock<kQ3KRecord> {
 // IQ4_XS group g: table values (signed) × activations with the sign trick, each int16 pair
 // widened at once (the column's −128·Σx sums are for the unsigned VNNI form and unused here).
 struct IQ4XS : SuperBlock<kIQ4XSRecord> {
+  static constexpr int kPrefetchSteps = 8;
   template <int N>
-  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc) {
+  static void add(const uint8_t* rec, int half, int64_t sb, const Column* x, __m256* acc,
+                  PrefetchShare ahead) {
     const __m256i table = _mm256_broadcastsi128_si256(
         _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
     const __m256i low = _mm256_set1_epi8(0x0f);
@@ -218,6 +232,7 @@ struct IQ4XS : SuperBlock<kIQ4XSRecord> {
     for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 8; ++g) {
+      ahead.step<kPrefetchSteps>(g);
       __m256i w[8];
       for (int i = 0; i < 4; ++i) {
         const __m256i v = load256(rec + 160 + 64 * (4 * g + i) + 32 * half);
