@@ -38,7 +38,8 @@ constexpr int both_halves_columns() {
 struct PrefetchShare {
   const uint8_t* p;
   size_t bytes;
-  // Step i of `Steps`: its share of whole cache lines.
+  // Step i of `Steps`: its share of whole cache lines. (Written as prefetch_lines over the share,
+  // gemv_cold Q4_K/Q6_K measured ~30 % slower, 4 pairs: gcc no longer folded the steps' bounds.)
   template <int Steps>
   void step(int i) const {
     if (p == nullptr) return;
