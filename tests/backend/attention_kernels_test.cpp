@@ -209,6 +209,66 @@ TEST(AttentionKernels, AHeadsResultDoesNotDependOnItsGroup) {
   }
 }
 
+// Tokens of a prompt share a call (each seeing a prefix of the same cells): each token's result
+// is, bit for bit, what the token gives alone, whatever the others see (more, fewer, none).
+TEST(AttentionKernels, ATokensResultDoesNotDependOnTheTokensSharingItsCall) {
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    AttendGroupFn fn = attend_group_for(level);
+    if (fn == nullptr || !isa_level_supported(level)) continue;
+    for (const Case& c : {Case{64, 64, 4, 3 * kCellBlock + 5, DType::F16, 0.0f},
+                          Case{19, 13, 3, 2 * kCellBlock + 1, DType::F32, 0.0f},
+                          Case{40, 40, 1, kCellBlock + 9, DType::BF16, 25.0f}}) {
+      SCOPED_TRACE(concat(isa_level_name(level), " ", dtype_name(c.type), " dim ", c.head_dim));
+      const std::vector<int32_t> counts = {c.cells, 1, kCellBlock, 0, kCellBlock + 1, 7, c.cells - 1, 2};
+      const auto tokens = static_cast<int32_t>(counts.size());
+      ASSERT_LE(tokens * c.heads, kMaxQuerySlots);
+      Inputs in = make_inputs(c, 1, static_cast<uint32_t>(c.head_dim), 6.0f);
+      const int64_t query_floats = c.heads * c.head_dim, out_floats = c.heads * c.head_dim_v + 2;
+      std::mt19937 rng(7);
+      std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+      std::vector<float> queries(static_cast<size_t>(tokens * query_floats));
+      for (auto& x : queries) x = dist(rng);
+      std::vector<float> out(static_cast<size_t>(tokens * out_floats), 123.0f);
+      std::vector<float> scratch(attention_scratch_floats(tokens * c.heads, c.head_dim, c.head_dim_v));
+      AttentionGroupArgs a;
+      a.queries = queries.data();
+      a.heads = c.heads;
+      a.head_dim = c.head_dim;
+      a.head_dim_v = c.head_dim_v;
+      a.cache_type = c.type;
+      a.keys = in.keys.data() + in.misalign;
+      a.key_stride = in.k_row;
+      a.values = in.values.data() + in.misalign;
+      a.value_stride = in.v_row;
+      a.cells = in.cells.data();
+      a.tokens = tokens;
+      a.query_stride = query_floats;
+      a.out_stride = out_floats;
+      a.cell_counts = counts.data();
+      a.scale = in.scale;
+      a.softcap = c.softcap;
+      a.out = out.data();
+      a.scratch = scratch.data();
+      fn(a);
+      for (int32_t i = 0; i < tokens; ++i) {
+        Inputs alone = in;
+        alone.c.cells = counts[static_cast<size_t>(i)];
+        alone.cells.resize(static_cast<size_t>(alone.c.cells));
+        alone.misalign = 0;  // queries_of() reads from the start
+        alone.keys.erase(alone.keys.begin(), alone.keys.begin() + static_cast<int64_t>(in.misalign));
+        alone.values.erase(alone.values.begin(), alone.values.begin() + static_cast<int64_t>(in.misalign));
+        alone.queries.assign(queries.begin() + i * query_floats, queries.begin() + (i + 1) * query_floats);
+        const auto single = run(fn, alone);
+        for (int64_t j = 0; j < c.heads * c.head_dim_v; ++j)
+          ASSERT_EQ(single[static_cast<size_t>(j)], out[static_cast<size_t>(i * out_floats + j)])
+              << "token " << i << " sees " << counts[static_cast<size_t>(i)] << " cells, value " << j;
+        for (int64_t j = c.heads * c.head_dim_v; j < out_floats; ++j)
+          EXPECT_EQ(out[static_cast<size_t>(i * out_floats + j)], 123.0f) << "wrote past token " << i;
+      }
+    }
+  }
+}
+
 TEST(AttentionKernels, NoVisibleCellGivesZeros) {
   const Case c{8, 8, 2, 0, DType::F16, 0.0f};
   for (float x : run(attend_group_kernel(), c, 0, 1)) EXPECT_EQ(x, 0.0f);

@@ -29,10 +29,10 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
 
 }  // namespace
 
-size_t attention_scratch_floats(int64_t heads, int64_t head_dim, int64_t head_dim_v) {
-  // one block of widened rows (and 16 floats of padding); per head: maximum, weight total and
-  // the block's scores
-  return static_cast<size_t>(kCellBlock * std::max(head_dim, head_dim_v) + 16 + (2 + kCellBlock) * heads);
+size_t attention_scratch_floats(int64_t slots, int64_t head_dim, int64_t head_dim_v) {
+  // one block of widened rows (and 16 floats of padding); per (token, head) slot: maximum, weight
+  // total and the block's scores
+  return static_cast<size_t>(kCellBlock * std::max(head_dim, head_dim_v) + 16 + (2 + kCellBlock) * slots);
 }
 
 namespace {

@@ -1,12 +1,12 @@
-// The inner loop of attention for one token and one group of query heads that share a KV head
-// (grouped-query attention): the group's keys and values are widened once per cell and used by
-// every head of the group.
+// The inner loop of attention for one group of query heads that share a KV head (grouped-query
+// attention), for one token or several tokens of a sequence: the group's keys and values are
+// widened once per cell and used by every head of every token of the call.
 //
-// Each head's result is the same sequence of operations whatever the group size and wherever the
-// cells are: an online softmax over blocks of kCellBlock visible cells in position order
-// (attention_loop.h). Per-ISA versions (generic, AVX2, AVX-512) differ only in how q·k and the
-// vector updates are summed in lanes, and in exp (std::exp in the generic loop, a polynomial of
-// ~1 ulp in the SIMD ones).
+// Each head's result is the same sequence of operations whatever the group size, the tokens it
+// shares a call with and wherever the cells are: an online softmax over blocks of kCellBlock
+// visible cells in position order (attention_loop.h). Per-ISA versions (generic, AVX2, AVX-512)
+// differ only in how q·k and the vector updates are summed in lanes, and in exp (std::exp in the
+// generic loop, a polynomial of ~1 ulp in the SIMD ones).
 #pragma once
 
 #include <cstddef>
@@ -17,12 +17,12 @@
 
 namespace sinter::cpu {
 
-constexpr int32_t kMaxGroupHeads = 64;  // heads one call handles
+constexpr int32_t kMaxQuerySlots = 64;  // (token, head) pairs one call handles
 constexpr int32_t kCellBlock = 32;      // cells per online-softmax step
 
 struct AttentionGroupArgs {
-  const float* queries = nullptr;  // [heads][head_dim], F32
-  int32_t heads = 1;               // query heads in the group (at most kMaxGroupHeads)
+  const float* queries = nullptr;  // [heads][head_dim], F32, of the first token
+  int32_t heads = 1;               // query heads in the group (tokens · heads ≤ kMaxQuerySlots)
   int64_t head_dim = 0;            // of queries and keys
   int64_t head_dim_v = 0;          // of values
   DType cache_type = DType::F16;   // F16, BF16 or F32
@@ -32,15 +32,22 @@ struct AttentionGroupArgs {
   size_t value_stride = 0;
   const int32_t* cells = nullptr;  // visible cells in position order
   int32_t cell_count = 0;
+  // Tokens of one sequence that see prefixes of the same cells (a prompt's, under a causal mask)
+  // may share a call, so that a block of cells is widened once for all of them: token i's queries
+  // are at queries + i·query_stride, its result at out + i·out_stride, and it sees the first
+  // cell_counts[i] cells (nullptr: cell_count).
+  int32_t tokens = 1;
+  int64_t query_stride = 0, out_stride = 0;  // floats
+  const int32_t* cell_counts = nullptr;
   float scale = 1.0f;
   float softcap = 0.0f;      // 0: off
-  float* out = nullptr;      // [heads][head_dim_v]
-  float* scratch = nullptr;  // attention_scratch_floats(...) floats
+  float* out = nullptr;      // [heads][head_dim_v], of the first token
+  float* scratch = nullptr;  // attention_scratch_floats(tokens · heads, ...) floats
 };
 
 using AttendGroupFn = void (*)(const AttentionGroupArgs& args);
 
-size_t attention_scratch_floats(int64_t heads, int64_t head_dim, int64_t head_dim_v);
+size_t attention_scratch_floats(int64_t slots, int64_t head_dim, int64_t head_dim_v);
 
 // The version for selected_isa_level(), and each level's (null where not built).
 AttendGroupFn attend_group_kernel();

@@ -18,7 +18,8 @@
 //   };
 //
 // An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
-// block's keys are widened once and every head of the group scores them, s = scale·(q·k)
+// block's keys are widened once and every head of the group (of every token of the call, over
+// the cells of the block it sees) scores them, s = scale·(q·k)
 // (soft-capped when asked); each head's running maximum m becomes max(m, the block's scores), its
 // running sum of values and its weight total are rescaled by exp(old m − new m) (once per block,
 // not per cell), the scores become weights exp(s − m) (a vector exp), and the block's values,
@@ -50,14 +51,21 @@ void for_head_quads(int32_t heads, Held&& held) {
 template <class Ops>
 void attend_group_loop(const AttentionGroupArgs& a) {
   const int64_t width = std::max(a.head_dim, a.head_dim_v);
-  float* rows = a.scratch;  // [kCellBlock][width]: the block's widened keys, then its values
+  const int32_t slots = a.tokens * a.heads;  // slot i·heads + h: head h of token i
+  float* rows = a.scratch;                   // [kCellBlock][width]: the block's widened keys, then its values
   float* max_score = rows + kCellBlock * width + 16;
-  float* total = max_score + a.heads;
-  float* scores = total + a.heads;  // [heads][kCellBlock]: scores, then weights
-  for (int32_t h = 0; h < a.heads; ++h) {
-    max_score[h] = -INFINITY;
-    total[h] = 0.0f;
-    std::memset(a.out + h * a.head_dim_v, 0, static_cast<size_t>(a.head_dim_v) * sizeof(float));
+  float* total = max_score + slots;
+  float* scores = total + slots;  // [slots][kCellBlock]: scores, then weights
+  const auto cells_of = [&](int32_t i) { return a.cell_counts == nullptr ? a.cell_count : a.cell_counts[i]; };
+  const auto out_of = [&](int32_t i, int32_t h) { return a.out + i * a.out_stride + h * a.head_dim_v; };
+  int32_t longest = 0;
+  for (int32_t i = 0; i < a.tokens; ++i) {
+    longest = std::max(longest, cells_of(i));
+    for (int32_t h = 0; h < a.heads; ++h) {
+      max_score[i * a.heads + h] = -INFINITY;
+      total[i * a.heads + h] = 0.0f;
+      std::memset(out_of(i, h), 0, static_cast<size_t>(a.head_dim_v) * sizeof(float));
+    }
   }
   // Rows may be scattered and are read once: ask for them a few cells ahead, every line.
   constexpr int32_t kPrefetchCells = 8;
@@ -75,48 +83,64 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       Ops::widen(a.cache_type, base + cells[j] * stride, rows + j * n, n);
     }
   };
-  for (int32_t first = 0; first < a.cell_count; first += kCellBlock) {
-    const int32_t count = std::min<int32_t>(kCellBlock, a.cell_count - first);
+  // The cells of the block starting at `first` that token i sees (≤ 0: none).
+  const auto seen = [&](int32_t i, int32_t first) {
+    return std::min<int32_t>(kCellBlock, cells_of(i) - first);
+  };
+  for (int32_t first = 0; first < longest; first += kCellBlock) {
     const int32_t* cells = a.cells + first;
-    widen_block(cells, count, a.keys, a.key_stride, a.head_dim);
-    for (int32_t h = 0; h < a.heads; ++h) {
-      const float* q = a.queries + h * a.head_dim;
-      float* s = scores + h * kCellBlock;
-      Ops::dots(q, rows, count, a.head_dim, s);
-      float block_max = -INFINITY;
-      if (a.softcap == 0.0f) {
-        block_max = Ops::scale_max(s, a.scale, count);
-      } else {
-        for (int32_t j = 0; j < count; ++j) {
-          s[j] = a.softcap * std::tanh(s[j] * a.scale / a.softcap);
-          block_max = std::max(block_max, s[j]);
+    widen_block(cells, std::min<int32_t>(kCellBlock, longest - first), a.keys, a.key_stride, a.head_dim);
+    for (int32_t i = 0; i < a.tokens; ++i) {
+      const int32_t count = seen(i, first);
+      for (int32_t h = 0; h < a.heads && count > 0; ++h) {
+        const int32_t slot = i * a.heads + h;
+        const float* q = a.queries + i * a.query_stride + h * a.head_dim;
+        float* s = scores + slot * kCellBlock;
+        Ops::dots(q, rows, count, a.head_dim, s);
+        float block_max = -INFINITY;
+        if (a.softcap == 0.0f) {
+          block_max = Ops::scale_max(s, a.scale, count);
+        } else {
+          for (int32_t j = 0; j < count; ++j) {
+            s[j] = a.softcap * std::tanh(s[j] * a.scale / a.softcap);
+            block_max = std::max(block_max, s[j]);
+          }
         }
+        const float new_max = std::max(max_score[slot], block_max);
+        if (new_max == -INFINITY) {  // no finite score yet: nothing to weigh
+          std::fill(s, s + count, 0.0f);
+          continue;
+        }
+        if (new_max > max_score[slot] && total[slot] != 0.0f) {
+          const float rescale = std::exp(max_score[slot] - new_max);
+          Ops::scale(out_of(i, h), rescale, a.head_dim_v);
+          total[slot] *= rescale;
+        }
+        max_score[slot] = new_max;
+        total[slot] += Ops::exp_shifted(s, new_max, count);
       }
-      const float new_max = std::max(max_score[h], block_max);
-      if (new_max == -INFINITY) {  // no finite score yet: nothing to weigh
-        std::fill(s, s + count, 0.0f);
-        continue;
-      }
-      if (new_max > max_score[h] && total[h] != 0.0f) {
-        const float rescale = std::exp(max_score[h] - new_max);
-        Ops::scale(a.out + h * a.head_dim_v, rescale, a.head_dim_v);
-        total[h] *= rescale;
-      }
-      max_score[h] = new_max;
-      total[h] += Ops::exp_shifted(s, new_max, count);
     }
-    widen_block(cells, count, a.values, a.value_stride, a.head_dim_v);
-    if constexpr (requires { &Ops::accumulate_heads; }) {  // each value row read once for all heads
-      Ops::accumulate_heads(a.out, a.head_dim_v, a.heads, rows, scores, kCellBlock, count, a.head_dim_v);
-    } else {
-      for (int32_t h = 0; h < a.heads; ++h) {
-        Ops::accumulate(a.out + h * a.head_dim_v, rows, scores + h * kCellBlock, count, a.head_dim_v);
+    widen_block(cells, std::min<int32_t>(kCellBlock, longest - first), a.values, a.value_stride,
+                a.head_dim_v);
+    for (int32_t i = 0; i < a.tokens; ++i) {
+      const int32_t count = seen(i, first);
+      if (count <= 0) continue;
+      const float* weights = scores + i * a.heads * kCellBlock;
+      if constexpr (requires { &Ops::accumulate_heads; }) {  // each value row read once for all heads
+        Ops::accumulate_heads(out_of(i, 0), a.head_dim_v, a.heads, rows, weights, kCellBlock, count,
+                              a.head_dim_v);
+      } else {
+        for (int32_t h = 0; h < a.heads; ++h) {
+          Ops::accumulate(out_of(i, h), rows, weights + h * kCellBlock, count, a.head_dim_v);
+        }
       }
     }
   }
-  for (int32_t h = 0; h < a.heads; ++h) {
-    const float inverse = total[h] == 0.0f ? 0.0f : 1.0f / total[h];
-    Ops::scale(a.out + h * a.head_dim_v, inverse, a.head_dim_v);
+  for (int32_t i = 0; i < a.tokens; ++i) {
+    for (int32_t h = 0; h < a.heads; ++h) {
+      const float sum = total[i * a.heads + h];
+      Ops::scale(out_of(i, h), sum == 0.0f ? 0.0f : 1.0f / sum, a.head_dim_v);
+    }
   }
 }
 

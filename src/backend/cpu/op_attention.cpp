@@ -49,8 +49,10 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const int64_t group = n_head / n_head_kv;
   const AttendGroupFn attend = attend_group_kernel();
 
-  // A kernel call handles at most kMaxGroupHeads heads (its per-head state lives on the stack).
-  const int64_t heads_per_call = std::min<int64_t>(group, kMaxGroupHeads);
+  // A kernel call handles at most kMaxQuerySlots (token, head) pairs (its per-slot state lives in
+  // the scratch).
+  const int64_t heads_per_call = std::min<int64_t>(group, kMaxQuerySlots);
+  const int32_t max_tokens = static_cast<int32_t>(kMaxQuerySlots / heads_per_call);
   AttentionGroupArgs args;
   args.heads = static_cast<int32_t>(heads_per_call);
   args.head_dim = head_dim;
@@ -61,24 +63,39 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   args.scale = dst.param_float(0);
   args.softcap = dst.param_float(1);
   args.scratch = ctx.scratch.floats.data();
-  // (token, KV head) pairs dealt to the threads in turn: under a causal mask a token's cost grows
-  // with its position, so contiguous shares gave the last thread most of a prompt's work (3x the
-  // first's with 2 threads). Which thread computes a pair changes nothing in its result.
-  const int64_t pairs = n_tokens * n_head_kv;
-  for (int64_t pair = ctx.thread.index; pair < pairs; pair += ctx.thread.count) {
-    const int64_t t = pair / n_head_kv;
-    const int64_t g = pair % n_head_kv;
-    args.keys = static_cast<const uint8_t*>(k.data) + g * sinter::row_bytes(k.type, head_dim);
-    args.values = static_cast<const uint8_t*>(v.data) + g * sinter::row_bytes(v.type, head_dim_v);
+  args.query_stride = static_cast<int64_t>(q.nb[2] / sizeof(float));
+  args.out_stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
+  // Runs of adjacent tokens whose visible cells start at the same entry of the index (tokens of
+  // one sequence under a causal mask without a window: each sees a prefix of the same cells)
+  // share a call, so each block of cells is widened once for all of them; a token's result is
+  // the same as alone (attention_kernels.h). The (run, KV head) pairs are dealt to the threads in
+  // turn: under a causal mask a run's cost grows with its position, so contiguous shares gave the
+  // last thread most of a prompt's work (3x the first's with 2 threads). Which thread computes a
+  // pair changes nothing in its result.
+  int32_t cell_counts[kMaxQuerySlots];
+  int64_t unit = 0;
+  for (int64_t t = 0; t < n_tokens;) {
     const int32_t begin = index.begin[static_cast<size_t>(t)];
-    args.cells = index.cells.data() + begin;
-    args.cell_count = index.end[static_cast<size_t>(t)] - begin;
-    for (int64_t first = 0; first < group; first += heads_per_call) {
-      const int64_t h = g * group + first;  // the group's heads are adjacent
-      args.queries = reinterpret_cast<const float*>(q.row(h, t));
-      args.out = reinterpret_cast<float*>(dst.row(t)) + h * head_dim_v;
-      attend(args);
+    int32_t tokens = 1;
+    while (tokens < max_tokens && t + tokens < n_tokens &&
+           index.begin[static_cast<size_t>(t + tokens)] == begin)
+      ++tokens;
+    for (int64_t g = 0; g < n_head_kv; ++g, ++unit) {
+      if (unit % ctx.thread.count != ctx.thread.index) continue;
+      for (int32_t i = 0; i < tokens; ++i) cell_counts[i] = index.end[static_cast<size_t>(t + i)] - begin;
+      args.keys = static_cast<const uint8_t*>(k.data) + g * sinter::row_bytes(k.type, head_dim);
+      args.values = static_cast<const uint8_t*>(v.data) + g * sinter::row_bytes(v.type, head_dim_v);
+      args.cells = index.cells.data() + begin;
+      args.tokens = tokens;
+      args.cell_counts = cell_counts;
+      for (int64_t first = 0; first < group; first += heads_per_call) {
+        const int64_t h = g * group + first;  // the group's heads are adjacent
+        args.queries = reinterpret_cast<const float*>(q.row(h, t));
+        args.out = reinterpret_cast<float*>(dst.row(t)) + h * head_dim_v;
+        attend(args);
+      }
     }
+    t += tokens;
   }
 }
 

@@ -240,8 +240,7 @@ size_t scratch_floats(const Tensor& node) {
     case Op::kAttention: {
       const int64_t head_dim = node.src[0]->ne[0];
       const int64_t n_head_kv = node.src[1]->ne[0] / head_dim;
-      return attention_scratch_floats(node.src[0]->ne[1] / n_head_kv, head_dim,
-                                      node.src[2]->ne[0] / n_head_kv);
+      return attention_scratch_floats(kMaxQuerySlots, head_dim, node.src[2]->ne[0] / n_head_kv);
     }
     case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
