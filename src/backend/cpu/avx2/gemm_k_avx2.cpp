@@ -187,11 +187,11 @@ inline __m256i two_bits(const uint8_t* slices, int half, int g, int i) {
   return _mm256_and_si256(_mm256_srli_epi16(v, 2 * p), _mm256_set1_epi8(3));
 }
 
-// Σ of 4 registers of small unsigned levels (≤ 7) times activation bytes, in int32 lanes.
-inline __m256i dot4_small(const __m256i* w, const int8_t* xq) {
+// Σ of 4 registers of small unsigned levels (≤ 7) times activation bytes, in int16 pairs.
+inline __m256i dot4_pairs(const __m256i* w, const int8_t* xq) {
   __m256i p = _mm256_maddubs_epi16(w[0], broadcast_i32(xq));
   for (int i = 1; i < 4; ++i) p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[i], broadcast_i32(xq + 4 * i)));
-  return widen_pairs(p);
+  return p;
 }
 
 struct Q2K : SuperBlock<kQ2KRecord> {
@@ -207,11 +207,11 @@ struct Q2K : SuperBlock<kQ2KRecord> {
       __m256i w[4];
       for (int i = 0; i < 4; ++i) w[i] = two_bits(rec + 320, half, g, i);
       const __m256i packed = load_u8x8_as_i32(rec + 64 + 16 * g + 8 * half);
-      const __m256i scale = _mm256_and_si256(packed, _mm256_set1_epi32(15));
+      const __m256i scale = as_pair_scale(_mm256_and_si256(packed, _mm256_set1_epi32(15)));
       const __m256i minimum = _mm256_srli_epi32(packed, 4);
       for (int c = 0; c < N; ++c) {
-        const __m256i sum = dot4_small(w, x[c].q + 256 * sb + 16 * g);
-        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+        const __m256i pairs = dot4_pairs(w, x[c].q + 256 * sb + 16 * g);
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(pairs, scale));
         msum[c] =
             _mm256_add_epi32(msum[c], _mm256_mullo_epi32(minimum, _mm256_set1_epi32(x[c].sums[16 * sb + g])));
       }
@@ -243,7 +243,7 @@ struct Q3K : SuperBlock<kQ3KRecord> {
       for (int i = 0; i < 4; ++i) w[i] = q3_levels(rec, half, g, i);
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
-        const __m256i sum = _mm256_add_epi32(dot4_small(w, x[c].q + 256 * sb + 16 * g),
+        const __m256i sum = _mm256_add_epi32(widen_pairs(dot4_pairs(w, x[c].q + 256 * sb + 16 * g)),
                                              _mm256_set1_epi32(x[c].sums[16 * sb + g]));  // − 4·Σx
         isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
@@ -252,8 +252,9 @@ struct Q3K : SuperBlock<kQ3KRecord> {
   }
 };
 
-// IQ4_XS group g: table values (signed) × activations with the sign trick, each int16 pair
-// widened at once (the column's −128·Σx sums are for the unsigned VNNI form and unused here).
+// IQ4_XS group g: table values (signed) × activations with the sign trick, each register's int16
+// pairs widened at once, times the scale (the column's −128·Σx sums are for the unsigned VNNI
+// form and unused here).
 struct IQ4XS : SuperBlock<kIQ4XSRecord> {
   static constexpr int kPrefetchSteps = 8;
   template <int N>
@@ -273,16 +274,14 @@ struct IQ4XS : SuperBlock<kIQ4XSRecord> {
         w[i] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
         w[4 + i] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
       }
-      const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
+      const __m256i scale = as_pair_scale(load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half));
       for (int c = 0; c < N; ++c) {
         const int8_t* xq = x[c].q + 256 * sb + 32 * g;
-        __m256i sum = _mm256_setzero_si256();
-        for (int t = 0; t < 8; ++t) {
+        for (int t = 0; t < 8; ++t) {  // each int16 pair times the scale as it is widened
           const __m256i p =
               _mm256_maddubs_epi16(_mm256_abs_epi8(w[t]), _mm256_sign_epi8(broadcast_i32(xq + 4 * t), w[t]));
-          sum = _mm256_add_epi32(sum, widen_pairs(p));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, scale));
         }
-        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
       }
     }
     add_super_block<N, false>(rec, half, sb, x, isum, nullptr, acc);
