@@ -107,16 +107,30 @@ struct Q5_1Kernel {
   static __m256i isum(const __m256i* w, const int8_t* xq, int32_t) { return dot_five_bit(w, xq); }
 };
 
-// Q8_0 is stored as q + 128: flipping the top bit gives the signed q back.
+// Q8_0 is stored as q + 128: flipping the top bit gives the signed q back. Its block sums are
+// computed register by register over the columns (isums): the 8 registers of levels and their
+// absolute values, held across 4 columns, needed more registers than there are (45 spill
+// accesses per call).
 struct Q8_0Kernel {
   static constexpr size_t kRecord = 544;
   static constexpr bool kMinimum = false;
   static constexpr int kBothHalvesColumns = 4;  // see block_tile_avx2.h
-  static void levels(const uint8_t* rec, int half, __m256i* w) {
-    for (int i = 0; i < 8; ++i)
-      w[i] = _mm256_xor_si256(load256(rec + 32 + 64 * i + 32 * half), _mm256_set1_epi8(-128));
+  static __m256i level_register(const uint8_t* rec, int half, int i) {
+    return _mm256_xor_si256(load256(rec + 32 + 64 * i + 32 * half), _mm256_set1_epi8(-128));
   }
-  static __m256i isum(const __m256i* w, const int8_t* xq, int32_t) { return dot_signed(w, xq); }
+  // isum[c] = the block's integer sum for column c (activation bytes xq[c]).
+  template <int N>
+  static void isums(const uint8_t* rec, int half, const int8_t* const* xq, __m256i* isum) {
+    for (int c = 0; c < N; ++c) isum[c] = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+      const __m256i w = level_register(rec, half, i);
+      const __m256i magnitude = _mm256_abs_epi8(w);
+      for (int c = 0; c < N; ++c) {
+        const __m256i p = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast_i32(xq[c] + 4 * i), w));
+        isum[c] = _mm256_add_epi32(isum[c], widen_pairs(p));
+      }
+    }
+  }
 };
 
 struct IQ4_NLKernel {
@@ -140,16 +154,27 @@ struct Block32 {
   static constexpr size_t kPrefetchAhead = kPrefetchDistance;
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t b, const Column* x, __m256* acc) {
-    __m256i w[8];
-    Kernel::levels(rec, half, w);
     const __m256 dw = load_f16x8(rec + 16 * half);
-    for (int c = 0; c < N; ++c) {
-      const __m256i isum = Kernel::isum(w, x[c].q + 32 * b, Kernel::kMinimum ? 0 : x[c].sums[b]);
-      acc[c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])), acc[c]);
-      if constexpr (Kernel::kMinimum) {
-        const __m256 m = load_f16x8(rec + 32 + 16 * half);
-        acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(reinterpret_cast<const float*>(x[c].sums)[b]), acc[c]);
+    if constexpr (requires { &Kernel::template isums<N>; }) {
+      const int8_t* xq[N];
+      for (int c = 0; c < N; ++c) xq[c] = x[c].q + 32 * b;
+      __m256i isum[N];
+      Kernel::template isums<N>(rec, half, xq, isum);
+      for (int c = 0; c < N; ++c) {
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])),
+                                 acc[c]);
+      }
+    } else {
+      __m256i w[8];
+      Kernel::levels(rec, half, w);
+      for (int c = 0; c < N; ++c) {
+        const __m256i isum = Kernel::isum(w, x[c].q + 32 * b, Kernel::kMinimum ? 0 : x[c].sums[b]);
+        acc[c] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])), acc[c]);
+        if constexpr (Kernel::kMinimum) {
+          const __m256 m = load_f16x8(rec + 32 + 16 * half);
+          acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(reinterpret_cast<const float*>(x[c].sums)[b]), acc[c]);
+        }
       }
     }
   }
