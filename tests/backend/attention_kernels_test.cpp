@@ -61,10 +61,9 @@ Inputs make_inputs(const Case& c, size_t misalign, uint32_t seed, float query_ma
 
 const float* queries_of(const Inputs& in) { return in.queries.data() + in.misalign % 2; }  // misaligned too
 
-std::vector<float> run(AttendGroupFn fn, const Inputs& in) {
+// The arguments of one call over the inputs' cache, queries and cells (one token).
+AttentionGroupArgs args_for(const Inputs& in, float* out, float* scratch) {
   const Case& c = in.c;
-  std::vector<float> out(static_cast<size_t>(c.heads * c.head_dim_v) + 1, 123.0f);
-  std::vector<float> scratch(attention_scratch_floats(c.heads, c.head_dim, c.head_dim_v));
   AttentionGroupArgs a;
   a.queries = queries_of(in);
   a.heads = c.heads;
@@ -79,9 +78,16 @@ std::vector<float> run(AttendGroupFn fn, const Inputs& in) {
   a.cell_count = c.cells;
   a.scale = in.scale;
   a.softcap = c.softcap;
-  a.out = out.data();
-  a.scratch = scratch.data();
-  fn(a);
+  a.out = out;
+  a.scratch = scratch;
+  return a;
+}
+
+std::vector<float> run(AttendGroupFn fn, const Inputs& in) {
+  const Case& c = in.c;
+  std::vector<float> out(static_cast<size_t>(c.heads * c.head_dim_v) + 1, 123.0f);
+  std::vector<float> scratch(attention_scratch_floats(c.heads, c.head_dim, c.head_dim_v));
+  fn(args_for(in, out.data(), scratch.data()));
   EXPECT_EQ(out.back(), 123.0f) << "wrote past the output";
   out.pop_back();
   return out;
@@ -230,25 +236,12 @@ TEST(AttentionKernels, ATokensResultDoesNotDependOnTheTokensSharingItsCall) {
       for (auto& x : queries) x = dist(rng);
       std::vector<float> out(static_cast<size_t>(tokens * out_floats), 123.0f);
       std::vector<float> scratch(attention_scratch_floats(tokens * c.heads, c.head_dim, c.head_dim_v));
-      AttentionGroupArgs a;
+      AttentionGroupArgs a = args_for(in, out.data(), scratch.data());
       a.queries = queries.data();
-      a.heads = c.heads;
-      a.head_dim = c.head_dim;
-      a.head_dim_v = c.head_dim_v;
-      a.cache_type = c.type;
-      a.keys = in.keys.data() + in.misalign;
-      a.key_stride = in.k_row;
-      a.values = in.values.data() + in.misalign;
-      a.value_stride = in.v_row;
-      a.cells = in.cells.data();
       a.tokens = tokens;
       a.query_stride = query_floats;
       a.out_stride = out_floats;
       a.cell_counts = counts.data();
-      a.scale = in.scale;
-      a.softcap = c.softcap;
-      a.out = out.data();
-      a.scratch = scratch.data();
       fn(a);
       for (int32_t i = 0; i < tokens; ++i) {
         Inputs alone = in;

@@ -89,7 +89,8 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   };
   for (int32_t first = 0; first < longest; first += kCellBlock) {
     const int32_t* cells = a.cells + first;
-    widen_block(cells, std::min<int32_t>(kCellBlock, longest - first), a.keys, a.key_stride, a.head_dim);
+    const int32_t block = std::min<int32_t>(kCellBlock, longest - first);  // the cells any token sees
+    widen_block(cells, block, a.keys, a.key_stride, a.head_dim);
     for (int32_t i = 0; i < a.tokens; ++i) {
       const int32_t count = seen(i, first);
       for (int32_t h = 0; h < a.heads && count > 0; ++h) {
@@ -120,8 +121,7 @@ void attend_group_loop(const AttentionGroupArgs& a) {
         total[slot] += Ops::exp_shifted(s, new_max, count);
       }
     }
-    widen_block(cells, std::min<int32_t>(kCellBlock, longest - first), a.values, a.value_stride,
-                a.head_dim_v);
+    widen_block(cells, block, a.values, a.value_stride, a.head_dim_v);
     for (int32_t i = 0; i < a.tokens; ++i) {
       const int32_t count = seen(i, first);
       if (count <= 0) continue;
