@@ -113,7 +113,6 @@ struct Q5_1Kernel {
 // accesses per call).
 struct Q8_0Kernel {
   static constexpr size_t kRecord = 544;
-  static constexpr bool kMinimum = false;
   static constexpr int kBothHalvesColumns = 4;  // see block_tile_avx2.h
   static __m256i level_register(const uint8_t* rec, int half, int i) {
     return _mm256_xor_si256(load256(rec + 32 + 64 * i + 32 * half), _mm256_set1_epi8(-128));
@@ -155,22 +154,22 @@ struct Block32 {
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t b, const Column* x, __m256* acc) {
     const __m256 dw = load_f16x8(rec + 16 * half);
+    // The block's term of column c's chain: acc += float(isum)·(d_w·d_x).
+    const auto add_block = [&](int c, __m256i isum) {
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])), acc[c]);
+    };
     if constexpr (requires { &Kernel::template isums<N>; }) {
       const int8_t* xq[N];
       for (int c = 0; c < N; ++c) xq[c] = x[c].q + 32 * b;
       __m256i isum[N];
       Kernel::template isums<N>(rec, half, xq, isum);
-      for (int c = 0; c < N; ++c) {
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])),
-                                 acc[c]);
-      }
+      for (int c = 0; c < N; ++c) add_block(c, isum[c]);
     } else {
       __m256i w[8];
       Kernel::levels(rec, half, w);
       for (int c = 0; c < N; ++c) {
-        const __m256i isum = Kernel::isum(w, x[c].q + 32 * b, Kernel::kMinimum ? 0 : x[c].sums[b]);
-        acc[c] =
-            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b])), acc[c]);
+        add_block(c, Kernel::isum(w, x[c].q + 32 * b, Kernel::kMinimum ? 0 : x[c].sums[b]));
         if constexpr (Kernel::kMinimum) {
           const __m256 m = load_f16x8(rec + 32 + 16 * half);
           acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(reinterpret_cast<const float*>(x[c].sums)[b]), acc[c]);
