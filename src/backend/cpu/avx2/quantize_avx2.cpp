@@ -1,6 +1,7 @@
 // AVX2 activation rounding into the planar layout: the same bits as the reference quantizers
 // (quantize_row_q8_0 / q8_1 / q8_k, f32_to_f16, f32_to_bf16), tested against them.
 #include "backend/cpu/avx2/avx2_common.h"
+#include "backend/cpu/quantize_column_loop.h"
 
 namespace sinter::cpu::avx2 {
 namespace {
@@ -67,29 +68,6 @@ inline int32_t quantize_block32(const float* x, int8_t* q, float* d_rounded, flo
   *d_rounded = f16_round_trip(d);
   *d_exact = d;
   return reduce_add(sum);
-}
-
-void quantize_q8_0(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
-                   uint8_t* column) {
-  auto* q = reinterpret_cast<int8_t*>(column);
-  auto* d = reinterpret_cast<float*>(column + layout.scale_offset);
-  auto* sums = reinterpret_cast<int32_t*>(column + layout.sum_offset);
-  for (int64_t b = 0; b < layout.n / 32; ++b) {
-    float exact;
-    const int32_t sum = quantize_block32(x + 32 * b, q + 32 * b, &d[b], &exact);
-    if (format.sum_group == 32) sums[b] = sum * format.sum_scale;
-  }
-}
-
-void quantize_q8_1(const float* x, const ColumnLayout& layout, uint8_t* column) {
-  auto* q = reinterpret_cast<int8_t*>(column);
-  auto* d = reinterpret_cast<float*>(column + layout.scale_offset);
-  auto* s = reinterpret_cast<float*>(column + layout.sum_offset);
-  for (int64_t b = 0; b < layout.n / 32; ++b) {
-    float exact;
-    const int32_t sum = quantize_block32(x + 32 * b, q + 32 * b, &d[b], &exact);
-    s[b] = f16_round_trip(static_cast<float>(sum) * exact);
-  }
 }
 
 // Q8_K: the value of largest magnitude (the first, on ties) maps to −127; q = nearest (ties to
@@ -178,20 +156,24 @@ void round_bf16(const float* x, int64_t n, float* out) {
   });
 }
 
+struct Ops {
+  static int32_t block32(const float* x, int8_t* q, float* d_rounded, float* d_exact) {
+    return quantize_block32(x, q, d_rounded, d_exact);
+  }
+  static void q8_k(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
+                   uint8_t* column) {
+    quantize_q8_k(x, format, layout, column);
+  }
+  static void round_f16(const float* x, int64_t n, float* out) { avx2::round_f16(x, n, out); }
+  static void round_bf16(const float* x, int64_t n, float* out) { avx2::round_bf16(x, n, out); }
+  static float f16_round_trip(float v) { return avx2::f16_round_trip(v); }
+};
+
 }  // namespace
 
 void quantize_column(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                      uint8_t* column) {
-  switch (format.format) {
-    case DType::Q8_0: quantize_q8_0(x, format, layout, column); break;
-    case DType::Q8_1: quantize_q8_1(x, layout, column); break;
-    case DType::Q8_K: quantize_q8_k(x, format, layout, column); break;
-    case DType::F16: round_f16(x, layout.n, reinterpret_cast<float*>(column)); break;
-    case DType::BF16: round_bf16(x, layout.n, reinterpret_cast<float*>(column)); break;
-    default:
-      if (layout.n > 0) std::memcpy(column, x, static_cast<size_t>(layout.n) * sizeof(float));
-      break;
-  }
+  quantize_column_loop<Ops>(x, format, layout, column);
 }
 
 }  // namespace sinter::cpu::avx2
