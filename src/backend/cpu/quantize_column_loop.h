@@ -1,17 +1,12 @@
 // The loops of activation rounding into the planar layout (kernels.h), written once over an
-// ISA's block operations. Each ISA's quantize file includes this header and instantiates
-// quantize_column_loop with its own `Ops`, compiled with its own instruction-set flags
+// ISA's block operations. Each ISA's quantize file includes this header and calls
+// quantize_column_loop with its own functions, compiled with its own instruction-set flags
 // (everything here has internal linkage):
-//
-//   struct Ops {
-//     // Q8_0/Q8_1, one block of 32 values: q, d rounded to F16 and d exact; returns Σq.
-//     static int32_t block32(const float* x, int8_t* q, float* d_rounded, float* d_exact);
-//     static void q8_k(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
-//                      uint8_t* column);
-//     static void round_f16(const float* x, int64_t n, float* out);   // to F16 and back
-//     static void round_bf16(const float* x, int64_t n, float* out);  // to BF16 and back
-//     static float f16_round_trip(float v);
-//   };
+//   Block32     int32_t (const float* x, int8_t* q, float* d_rounded, float* d_exact):
+//               one Q8_0/Q8_1 block of 32 values, q, d rounded to F16 and d exact; returns Σq
+//   Q8K         void (const float* x, const ActivationFormat&, const ColumnLayout&, uint8_t* column)
+//   RoundF16, RoundBF16   void (const float* x, int64_t n, float* out): to F16 / BF16 and back
+//   F16RoundTrip          float (float)
 #pragma once
 
 #include <cstdint>
@@ -23,7 +18,7 @@ namespace sinter::cpu {
 namespace {
 
 // Q8_0: q and d per block of 32; Σq·sum_scale per block where the weight kernel wants it.
-template <class Ops>
+template <auto Block32>
 void quantize_q8_0_loop(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                         uint8_t* column) {
   auto* q = reinterpret_cast<int8_t*>(column);
@@ -31,33 +26,33 @@ void quantize_q8_0_loop(const float* x, const ActivationFormat& format, const Co
   auto* sums = reinterpret_cast<int32_t*>(column + layout.sum_offset);
   for (int64_t b = 0; b < layout.n / 32; ++b) {
     float exact;
-    const int32_t sum = Ops::block32(x + 32 * b, q + 32 * b, &d[b], &exact);
+    const int32_t sum = Block32(x + 32 * b, q + 32 * b, &d[b], &exact);
     if (format.sum_group == 32) sums[b] = sum * format.sum_scale;
   }
 }
 
 // Q8_1: as Q8_0, with s = Σq·d (d exact) rounded to F16 per block.
-template <class Ops>
+template <auto Block32, auto F16RoundTrip>
 void quantize_q8_1_loop(const float* x, const ColumnLayout& layout, uint8_t* column) {
   auto* q = reinterpret_cast<int8_t*>(column);
   auto* d = reinterpret_cast<float*>(column + layout.scale_offset);
   auto* s = reinterpret_cast<float*>(column + layout.sum_offset);
   for (int64_t b = 0; b < layout.n / 32; ++b) {
     float exact;
-    const int32_t sum = Ops::block32(x + 32 * b, q + 32 * b, &d[b], &exact);
-    s[b] = Ops::f16_round_trip(static_cast<float>(sum) * exact);
+    const int32_t sum = Block32(x + 32 * b, q + 32 * b, &d[b], &exact);
+    s[b] = F16RoundTrip(static_cast<float>(sum) * exact);
   }
 }
 
-template <class Ops>
+template <auto Block32, auto Q8K, auto RoundF16, auto RoundBF16, auto F16RoundTrip>
 void quantize_column_loop(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                           uint8_t* column) {
   switch (format.format) {
-    case DType::Q8_0: quantize_q8_0_loop<Ops>(x, format, layout, column); break;
-    case DType::Q8_1: quantize_q8_1_loop<Ops>(x, layout, column); break;
-    case DType::Q8_K: Ops::q8_k(x, format, layout, column); break;
-    case DType::F16: Ops::round_f16(x, layout.n, reinterpret_cast<float*>(column)); break;
-    case DType::BF16: Ops::round_bf16(x, layout.n, reinterpret_cast<float*>(column)); break;
+    case DType::Q8_0: quantize_q8_0_loop<Block32>(x, format, layout, column); break;
+    case DType::Q8_1: quantize_q8_1_loop<Block32, F16RoundTrip>(x, layout, column); break;
+    case DType::Q8_K: Q8K(x, format, layout, column); break;
+    case DType::F16: RoundF16(x, layout.n, reinterpret_cast<float*>(column)); break;
+    case DType::BF16: RoundBF16(x, layout.n, reinterpret_cast<float*>(column)); break;
     default:
       if (layout.n > 0) std::memcpy(column, x, static_cast<size_t>(layout.n) * sizeof(float));
       break;

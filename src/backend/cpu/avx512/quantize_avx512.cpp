@@ -124,24 +124,12 @@ void round_bf16(const float* x, int64_t n, float* out) {
   }
 }
 
-struct Ops {
-  static int32_t block32(const float* x, int8_t* q, float* d_rounded, float* d_exact) {
-    return quantize_block32(x, q, d_rounded, d_exact);
-  }
-  static void q8_k(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
-                   uint8_t* column) {
-    quantize_q8_k(x, format, layout, column);
-  }
-  static void round_f16(const float* x, int64_t n, float* out) { avx512::round_f16(x, n, out); }
-  static void round_bf16(const float* x, int64_t n, float* out) { avx512::round_bf16(x, n, out); }
-  static float f16_round_trip(float v) { return avx512::f16_round_trip(v); }
-};
-
 }  // namespace
 
 void quantize_column(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                      uint8_t* column) {
-  quantize_column_loop<Ops>(x, format, layout, column);
+  quantize_column_loop<quantize_block32, quantize_q8_k, round_f16, round_bf16, f16_round_trip>(
+      x, format, layout, column);
 }
 
 }  // namespace sinter::cpu::avx512
