@@ -17,30 +17,22 @@
 namespace sinter::cpu {
 namespace {
 
-// Q8_0: q and d per block of 32; Σq·sum_scale per block where the weight kernel wants it.
-template <auto Block32>
-void quantize_q8_0_loop(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
-                        uint8_t* column) {
-  auto* q = reinterpret_cast<int8_t*>(column);
-  auto* d = reinterpret_cast<float*>(column + layout.scale_offset);
-  auto* sums = reinterpret_cast<int32_t*>(column + layout.sum_offset);
-  for (int64_t b = 0; b < layout.n / 32; ++b) {
-    float exact;
-    const int32_t sum = Block32(x + 32 * b, q + 32 * b, &d[b], &exact);
-    if (format.sum_group == 32) sums[b] = sum * format.sum_scale;
-  }
-}
-
-// Q8_1: as Q8_0, with s = Σq·d (d exact) rounded to F16 per block.
+// Q8_0/Q8_1: q and d per block of 32, then per block what the weight kernels want beside them:
+// Q8_0 Σq·sum_scale (where its format asks for sums), Q8_1 s = Σq·d (d exact) rounded to F16.
 template <auto Block32, auto F16RoundTrip>
-void quantize_q8_1_loop(const float* x, const ColumnLayout& layout, uint8_t* column) {
+void quantize_blocks32(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
+                       uint8_t* column) {
   auto* q = reinterpret_cast<int8_t*>(column);
   auto* d = reinterpret_cast<float*>(column + layout.scale_offset);
-  auto* s = reinterpret_cast<float*>(column + layout.sum_offset);
+  uint8_t* sums = column + layout.sum_offset;
   for (int64_t b = 0; b < layout.n / 32; ++b) {
     float exact;
     const int32_t sum = Block32(x + 32 * b, q + 32 * b, &d[b], &exact);
-    s[b] = F16RoundTrip(static_cast<float>(sum) * exact);
+    if (format.format == DType::Q8_1) {
+      reinterpret_cast<float*>(sums)[b] = F16RoundTrip(static_cast<float>(sum) * exact);
+    } else if (format.sum_group == 32) {
+      reinterpret_cast<int32_t*>(sums)[b] = sum * format.sum_scale;
+    }
   }
 }
 
@@ -48,8 +40,8 @@ template <auto Block32, auto Q8K, auto RoundF16, auto RoundBF16, auto F16RoundTr
 void quantize_column_loop(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                           uint8_t* column) {
   switch (format.format) {
-    case DType::Q8_0: quantize_q8_0_loop<Block32>(x, format, layout, column); break;
-    case DType::Q8_1: quantize_q8_1_loop<Block32, F16RoundTrip>(x, layout, column); break;
+    case DType::Q8_0:
+    case DType::Q8_1: quantize_blocks32<Block32, F16RoundTrip>(x, format, layout, column); break;
     case DType::Q8_K: Q8K(x, format, layout, column); break;
     case DType::F16: RoundF16(x, layout.n, reinterpret_cast<float*>(column)); break;
     case DType::BF16: RoundBF16(x, layout.n, reinterpret_cast<float*>(column)); break;
