@@ -9,7 +9,10 @@
 // A kernel with large records (the K-quants) also declares kPrefetchSteps and takes a
 // PrefetchShare as a last argument to add: it issues the record-ahead prefetches itself, a share
 // at each of that many steps of its work. Issued all at once, the ~40 lines of a super-block
-// filled the core's miss buffers and stalled the loads of the record being computed.
+// filled the core's miss buffers and stalled the loads of the record being computed. Such a
+// kernel may also declare
+//   add_both(rec, index, x, acc, ahead)  both halves and one column (generation) in one pass
+//                                         over the record's groups, acc[h][0] for half h.
 // Include only from files under src/backend/cpu/avx2/.
 #pragma once
 
@@ -73,7 +76,11 @@ void block_tile(const uint8_t* group, int first_half, int64_t records, const uin
         Kernel::template add<N>(rec, first_half + h, r, x, acc[h]);
       }
     };
-    if constexpr (requires { Kernel::kPrefetchSteps; }) {
+    if constexpr (H == 2 && N == 1 && requires { Kernel::add_both(rec, r, x[0], acc, PrefetchShare{}); }) {
+      Kernel::add_both(
+          rec, r, x[0], acc,
+          PrefetchShare{first_half == 0 ? rec + Kernel::kPrefetchAhead : nullptr, Kernel::kRecord});
+    } else if constexpr (requires { Kernel::kPrefetchSteps; }) {
       // A loop over the halves: written out, gcc moved the K-quants' prefetch steps together to
       // the start of the record (the stall PrefetchShare exists to avoid; one core, Q4_K from
       // memory: 12.5 -> 7.5 GB/s).
