@@ -36,9 +36,9 @@ inline void add_super_block(const uint8_t* rec, int half, int64_t sb, const Colu
   }
 }
 
-// The end of a group in the both-halves loops: the accumulators exist here, and no instruction
-// moves across. Without it gcc summed the 16 groups' terms as a tree and started every group's
-// loads and prefetches at the top of the record, holding the terms in ~240 stack slots.
+// The end of a step of the both-halves loops: the running sums exist here, in registers, and no
+// instruction moves across. Without it gcc summed the groups' terms as a tree and started every
+// group's loads and prefetches at the top of the record, holding the terms in ~240 stack slots.
 inline void step_done(__m256i& a, __m256i& b) { asm volatile("" : "+x"(a), "+x"(b)); }
 inline void step_done(__m256i& a, __m256i& b, __m256i& c, __m256i& d) {
   asm volatile("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d));
@@ -147,7 +147,6 @@ struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
   // GB/s, from memory alike. Q5_K keeps add per half: from L3 +5 %, from memory 10 -> 7–9.
   static void add_both(const uint8_t* rec, int64_t sb, const Column& x, __m256 (*acc)[1],
                        PrefetchShare ahead) requires(!kFifth) {
-    constexpr int kSpan = kFifth ? 4 : 8;  // registers whose int16 pairs fit (levels ≤ 31 or ≤ 15)
     __m256i isum[2][1], msum[2][1];
     for (int h = 0; h < 2; ++h) isum[h][0] = msum[h][0] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
@@ -158,9 +157,10 @@ struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
         if (t % 4 == 0) ahead.step<2 * kPrefetchSteps>(2 * g + t / 4);  // as many lines per step as add
         const __m256i xb = broadcast_i32(x.q + 256 * sb + 32 * g + 4 * t);
         for (int h = 0; h < 2; ++h) {
-          const __m256i p = _mm256_maddubs_epi16(k_level<kFifth>(rec, h, g, t), xb);
-          pairs[h] = t % kSpan == 0 ? p : _mm256_add_epi16(pairs[h], p);
-          if (t % kSpan == kSpan - 1) {
+          // Levels ≤ 15: the int16 pairs of all eight registers fit.
+          const __m256i p = _mm256_maddubs_epi16(k_level<false>(rec, h, g, t), xb);
+          pairs[h] = t == 0 ? p : _mm256_add_epi16(pairs[h], p);
+          if (t == 7) {
             const __m256i scale = as_pair_scale(load_u8x8_as_i32(rec + 64 + 16 * g + 8 * h));
             isum[h][0] = _mm256_add_epi32(isum[h][0], _mm256_madd_epi16(pairs[h], scale));
           }
