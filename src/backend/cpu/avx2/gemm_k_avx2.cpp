@@ -147,8 +147,8 @@ struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
   // GB/s, from memory alike. Q5_K keeps add per half: from L3 +5 %, from memory 10 -> 7–9.
   static void add_both(const uint8_t* rec, int64_t sb, const Column& x, __m256 (*acc)[1],
                        PrefetchShare ahead) requires(!kFifth) {
-    __m256i isum[2][1], msum[2][1];
-    for (int h = 0; h < 2; ++h) isum[h][0] = msum[h][0] = _mm256_setzero_si256();
+    __m256i isum[2], msum[2];  // per half
+    for (int h = 0; h < 2; ++h) isum[h] = msum[h] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 8; ++g) {
       __m256i pairs[2];
@@ -162,18 +162,18 @@ struct ScaleMinK : SuperBlock<(kFifth ? kQ5KRecord : kQ4KRecord)> {
           pairs[h] = t == 0 ? p : _mm256_add_epi16(pairs[h], p);
           if (t == 7) {
             const __m256i scale = as_pair_scale(load_u8x8_as_i32(rec + 64 + 16 * g + 8 * h));
-            isum[h][0] = _mm256_add_epi32(isum[h][0], _mm256_madd_epi16(pairs[h], scale));
+            isum[h] = _mm256_add_epi32(isum[h], _mm256_madd_epi16(pairs[h], scale));
           }
         }
         step_done(pairs[0], pairs[1]);
       }
       const __m256i sums = _mm256_set1_epi32(x.sums[8 * sb + g]);
       for (int h = 0; h < 2; ++h)
-        msum[h][0] = _mm256_add_epi32(msum[h][0],
-                                      _mm256_mullo_epi32(load_u8x8_as_i32(rec + 192 + 16 * g + 8 * h), sums));
-      step_done(isum[0][0], isum[1][0], msum[0][0], msum[1][0]);
+        msum[h] =
+            _mm256_add_epi32(msum[h], _mm256_mullo_epi32(load_u8x8_as_i32(rec + 192 + 16 * g + 8 * h), sums));
+      step_done(isum[0], isum[1], msum[0], msum[1]);
     }
-    for (int h = 0; h < 2; ++h) add_super_block<1, true>(rec, h, sb, &x, isum[h], msum[h], acc[h]);
+    for (int h = 0; h < 2; ++h) add_super_block<1, true>(rec, h, sb, &x, &isum[h], &msum[h], acc[h]);
   }
 };
 
@@ -230,8 +230,8 @@ struct Q6K : SuperBlock<kQ6KRecord> {
   // 2048 × 8192 from L3: 9–10 -> 10–11 GB/s; from memory alike.
   static void add_both(const uint8_t* rec, int64_t sb, const Column& x, __m256 (*acc)[1],
                        PrefetchShare ahead) {
-    __m256i isum[2][1];
-    for (int h = 0; h < 2; ++h) isum[h][0] = _mm256_setzero_si256();
+    __m256i isum[2];  // per half
+    for (int h = 0; h < 2; ++h) isum[h] = _mm256_setzero_si256();
 #pragma GCC unroll 16  // g must be a constant: the level extraction depends on it
     for (int g = 0; g < 16; ++g) {
       const int8_t* xq = x.q + 256 * sb + 16 * g;
@@ -247,12 +247,12 @@ struct Q6K : SuperBlock<kQ6KRecord> {
         const __m256i b =
             _mm256_add_epi16(_mm256_maddubs_epi16(w[2], xb[2]), _mm256_maddubs_epi16(w[3], xb[3]));
         const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)), offset);
-        isum[h][0] = _mm256_add_epi32(isum[h][0],
-                                      _mm256_mullo_epi32(sum, load_i8x8_as_i32(rec + 32 + 16 * g + 8 * h)));
+        isum[h] =
+            _mm256_add_epi32(isum[h], _mm256_mullo_epi32(sum, load_i8x8_as_i32(rec + 32 + 16 * g + 8 * h)));
       }
-      step_done(isum[0][0], isum[1][0]);
+      step_done(isum[0], isum[1]);
     }
-    for (int h = 0; h < 2; ++h) add_super_block<1, false>(rec, h, sb, &x, isum[h], nullptr, acc[h]);
+    for (int h = 0; h < 2; ++h) add_super_block<1, false>(rec, h, sb, &x, &isum[h], nullptr, acc[h]);
   }
 };
 
