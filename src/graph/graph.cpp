@@ -51,7 +51,8 @@ RopeParams rope_params_of(const Tensor& node) {
   return p;
 }
 
-Tensor* Graph::new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne, std::initializer_list<Tensor*> sources) {
+Tensor* Graph::new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne,
+                        std::initializer_list<Tensor*> sources) {
   Tensor& t = storage_.emplace_back();
   t.op = op;
   t.type = type;
@@ -139,7 +140,7 @@ Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& params, Tens
 }
 
 Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
-  require(cache->ne[0] * slots->ne[0] == rows->elements() && slots->type == DType::I32,
+  require(cache->ne[0] * cache->ne[2] * slots->ne[0] == rows->elements() && slots->type == DType::I32,
           "store_rows shapes", cache, rows);
   Tensor* t = new_node(Op::kStoreRows, cache->type, cache->ne, {cache, rows, slots});
   t->nb = cache->nb;
@@ -149,8 +150,9 @@ Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
 
 Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params) {
   const int64_t head_dim = q->ne[0];
-  require(k->ne[0] % head_dim == 0 && q->ne[1] % (k->ne[0] / head_dim) == 0, "attention heads", q, k);
-  require(k->ne[1] == v->ne[1], "attention cache sizes", k, v);
+  require(k->ne[0] % head_dim == 0 && q->ne[1] % (k->ne[0] / head_dim * k->ne[2]) == 0, "attention heads", q,
+          k);
+  require(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2], "attention cache sizes", k, v);
   const int64_t head_dim_v = v->ne[0] / (k->ne[0] / head_dim);
   Tensor* t = new_node(Op::kAttention, DType::F32, {head_dim_v * q->ne[1], q->ne[2], 1, 1}, {q, k, v});
   t->set_param_float(0, params.scale);
@@ -190,7 +192,8 @@ Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {
   return t;
 }
 
-Tensor* Graph::view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset) {
+Tensor* Graph::view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb,
+                    size_t offset) {
   Tensor* t = new_node(Op::kView, a->type, ne, {a});
   t->nb = nb;
   t->view_source = a;

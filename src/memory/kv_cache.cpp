@@ -37,14 +37,19 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>
   }
   uint8_t* p = cache->buffer_.data();
   for (size_t il = 0; il < layers.size(); ++il) {
-    cache->keys_.push_back(
-        make_persistent("cache_k-" + std::to_string(il), type, {layers[il].k_row, cells, 1, 1}, p));
-    cache->values_.push_back(make_persistent(
-        "cache_v-" + std::to_string(il), type, {layers[il].v_row, cells, 1, 1},
-        p == nullptr ? nullptr : p + row_bytes(type, layers[il].k_row) * static_cast<size_t>(cells)));
+    const KvLayerShape& layer = layers[il];
+    if (layer.heads <= 0 || layer.k_row % layer.heads != 0 || layer.v_row % layer.heads != 0) {
+      return make_error(ErrorCode::kInvalidArgument, "KV cache layer ", il, ": rows of ", layer.k_row,
+                        " and ", layer.v_row, " values do not split into ", layer.heads, " heads");
+    }
+    // Each head's rows of all cells together: [head_dim, cells, heads].
+    cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type,
+                                           {layer.k_row / layer.heads, cells, layer.heads, 1}, p));
+    uint8_t* v = p == nullptr ? nullptr : p + row_bytes(type, layer.k_row) * static_cast<size_t>(cells);
+    cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type,
+                                             {layer.v_row / layer.heads, cells, layer.heads, 1}, v));
     if (p != nullptr)
-      p += (row_bytes(type, layers[il].k_row) + row_bytes(type, layers[il].v_row)) *
-           static_cast<size_t>(cells);
+      p += (row_bytes(type, layer.k_row) + row_bytes(type, layer.v_row)) * static_cast<size_t>(cells);
   }
   return cache;
 }
@@ -204,8 +209,10 @@ int32_t KvCache::detach(int32_t shared, SequenceId sequence) {
   for (size_t c = 0; c < cells_.size(); ++c) {
     if (cells_[c].sequences != 0) continue;
     for (size_t il = 0; il < keys_.size(); ++il) {
-      std::memcpy(keys_[il].row(static_cast<int64_t>(c)), keys_[il].row(shared), keys_[il].row_bytes());
-      std::memcpy(values_[il].row(static_cast<int64_t>(c)), values_[il].row(shared), values_[il].row_bytes());
+      for (const Tensor* t : {&keys_[il], &values_[il]}) {
+        for (int64_t head = 0; head < t->ne[2]; ++head)
+          std::memcpy(t->row(static_cast<int64_t>(c), head), t->row(shared, head), t->row_bytes());
+      }
     }
     cells_[c].position = cells_[static_cast<size_t>(shared)].position;
     cells_[c].sequences = bit(sequence);

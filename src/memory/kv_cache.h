@@ -1,5 +1,8 @@
-// The KV cache: per layer, one row of keys and one row of values per cell; each cell records
-// the position it holds and the set of sequences that share it.
+// The KV cache: per layer, keys and values for each cell, stored head by head (tensors
+// [head_dim, cells, heads]: one head's rows of all cells are contiguous, so attention, which
+// reads one KV head's cells per call, streams them instead of taking head_dim values every
+// heads·head_dim); each cell records the position it holds and the set of sequences that share
+// it.
 //
 // Several sequences live in one cache; a cell shared by a common prefix (after copy()) is
 // stored once. Attention never assumes cells are contiguous or in order: for each batch the
@@ -21,8 +24,9 @@ namespace sinter {
 constexpr int kMaxSequences = 64;  // sequence ids 0..63 (a cell's sequence set is a 64-bit mask)
 
 struct KvLayerShape {
-  int64_t k_row = 0;  // values per cell of keys (head_dim_k * n_head_kv)
+  int64_t k_row = 0;  // values per cell of keys (head_dim_k * heads)
   int64_t v_row = 0;  // values per cell of values
+  int64_t heads = 1;  // KV heads (planes of the layer's tensors)
 };
 
 // One token of a batch as the cache sees it.
@@ -46,6 +50,7 @@ class KvCache {
   DType type() const { return type_; }
   size_t bytes() const { return buffer_bytes_; }
   int layer_count() const { return static_cast<int>(keys_.size()); }
+  // [head_dim, cells, heads]: row(cell, head).
   Tensor* keys(int layer) { return &keys_[static_cast<size_t>(layer)]; }
   Tensor* values(int layer) { return &values_[static_cast<size_t>(layer)]; }
 

@@ -1,8 +1,8 @@
 // Each CPU op against a direct double-precision implementation of its definition.
 #include <cmath>
 
-#include "backend/op_test_support.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/op_test_support.h"
 #include "core/half.h"
 #include "tensor/convert.h"
 
@@ -44,7 +44,8 @@ TEST(CpuOps, MatMulOnEveryDequantizableWeightType) {
       for (int64_t c = 0; c < m; ++c) {
         for (int64_t r = 0; r < n_out; ++r) {
           double expected = 0;
-          for (int64_t k = 0; k < n_in; ++k) expected += double{w_dequantized[r * n_in + k]} * x_rounded[c * n_in + k];
+          for (int64_t k = 0; k < n_in; ++k)
+            expected += double{w_dequantized[r * n_in + k]} * x_rounded[c * n_in + k];
           if (act == DType::Q8_1) {
             // The weights' block minimum m multiplies Q8_1's s = d·Σq (d unrounded, s rounded to
             // F16, as in llama.cpp) rather than Σ of the rounded activations.
@@ -77,7 +78,10 @@ TEST(CpuOps, RmsNormAndNorm) {
   const auto out = GraphRunner::read(sum);
   for (int r = 0; r < 4; ++r) {
     double sq = 0, mean = 0;
-    for (int i = 0; i < 37; ++i) { sq += v[r * 37 + i] * v[r * 37 + i]; mean += v[r * 37 + i]; }
+    for (int i = 0; i < 37; ++i) {
+      sq += v[r * 37 + i] * v[r * 37 + i];
+      mean += v[r * 37 + i];
+    }
     mean /= 37;
     double var = 0;
     for (int i = 0; i < 37; ++i) var += (v[r * 37 + i] - mean) * (v[r * 37 + i] - mean);
@@ -93,7 +97,8 @@ TEST(CpuOps, ActivationsAndBroadcast) {
   GraphRunner runner;
   Tensor* x = runner.graph().input("x", DType::F32, {5, 3, 1, 1});
   Tensor* g = runner.graph().input("g", DType::F32, {5, 1, 1, 1});
-  Tensor* y = runner.graph().add(runner.graph().swiglu(x, runner.graph().mul(x, g)), runner.graph().geglu(x, x));
+  Tensor* y =
+      runner.graph().add(runner.graph().swiglu(x, runner.graph().mul(x, g)), runner.graph().geglu(x, x));
   runner.prepare(y);
   const auto xv = random_values(15, 4, 3.0f);
   const auto gv = random_values(5, 5);
@@ -113,13 +118,15 @@ TEST(CpuOps, ActivationsAndBroadcast) {
 
 // RoPE against its definition: pair (a, b) of head dimension pair k rotates by
 // theta = pos * base^(-2k/n_rot) (/ freq factor, * freq scale), scaled by YaRN where enabled.
-double expected_rope(const std::vector<float>& head, int i, int pos, const RopeParams& p, const float* factors) {
+double expected_rope(const std::vector<float>& head, int i, int pos, const RopeParams& p,
+                     const float* factors) {
   const int half = p.n_rot / 2;
   if (i >= p.n_rot) return head[i];
   const int k = p.neox ? (i % half) : i / 2;
   const int a = p.neox ? k : 2 * k;
   const int b = p.neox ? k + half : 2 * k + 1;
-  const double theta_extrap = pos * std::pow(double{p.freq_base}, -2.0 * k / p.n_rot) / (factors ? factors[k] : 1.0);
+  const double theta_extrap =
+      pos * std::pow(double{p.freq_base}, -2.0 * k / p.n_rot) / (factors ? factors[k] : 1.0);
   double theta = p.freq_scale * theta_extrap;
   double mscale = p.attn_factor;
   if (p.ext_factor != 0) {
@@ -138,7 +145,10 @@ double expected_rope(const std::vector<float>& head, int i, int pos, const RopeP
 }
 
 TEST(CpuOps, RopeNormalNeoxScaledAndPartial) {
-  struct Case { RopeParams p; bool factors; };
+  struct Case {
+    RopeParams p;
+    bool factors;
+  };
   std::vector<Case> cases;
   RopeParams base;
   base.n_rot = 16;
@@ -178,8 +188,8 @@ TEST(CpuOps, RopeNormalNeoxScaledAndPartial) {
       for (int h = 0; h < 3; ++h) {
         std::vector<float> head(xv.begin() + (t * 3 + h) * 16, xv.begin() + (t * 3 + h + 1) * 16);
         for (int i = 0; i < 16; ++i) {
-          EXPECT_NEAR(out[(t * 3 + h) * 16 + i], expected_rope(head, i, positions[t], c.p, c.factors ? fv.data() : nullptr),
-                      2e-3)
+          EXPECT_NEAR(out[(t * 3 + h) * 16 + i],
+                      expected_rope(head, i, positions[t], c.p, c.factors ? fv.data() : nullptr), 2e-3)
               << "t " << t << " h " << h << " i " << i;
         }
       }
@@ -187,14 +197,21 @@ TEST(CpuOps, RopeNormalNeoxScaledAndPartial) {
   }
 }
 
-// Attention over a cache written by store_rows, against softmax(q·k * scale) · v in double.
+// Attention over a cache written by store_rows, against softmax(q·k * scale) · v in double: a
+// cache of rows of all KV heads per cell [head_dim·n_head_kv, cells], and the KV cache's layout,
+// each head's rows together [head_dim, cells, n_head_kv].
 TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
   const int64_t head_dim = 8, n_head = 4, n_head_kv = 2, cells = 6, n_tokens = 3;
-  for (DType cache_type : {DType::F32, DType::F16}) {
+  for (auto [cache_type, planes] :
+       {std::pair{DType::F32, false}, {DType::F16, false}, {DType::F32, true}, {DType::F16, true}}) {
+    SCOPED_TRACE(std::string(dtype_name(cache_type)) + (planes ? " head planes" : " cell rows"));
     std::vector<uint8_t> k_bytes(row_bytes(cache_type, head_dim * n_head_kv) * cells);
     std::vector<uint8_t> v_bytes(k_bytes.size());
-    Tensor k_cache = make_persistent("k", cache_type, {head_dim * n_head_kv, cells, 1, 1}, k_bytes.data());
-    Tensor v_cache = make_persistent("v", cache_type, {head_dim * n_head_kv, cells, 1, 1}, v_bytes.data());
+    const std::array<int64_t, kMaxDims> shape =
+        planes ? std::array<int64_t, kMaxDims>{head_dim, cells, n_head_kv, 1}
+               : std::array<int64_t, kMaxDims>{head_dim * n_head_kv, cells, 1, 1};
+    Tensor k_cache = make_persistent("k", cache_type, shape, k_bytes.data());
+    Tensor v_cache = make_persistent("v", cache_type, shape, v_bytes.data());
     GraphRunner runner;
     Graph& g = runner.graph();
     Tensor* q = g.input("q", DType::F32, {head_dim, n_head, n_tokens, 1});
@@ -227,7 +244,8 @@ TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
         std::vector<double> scores;
         for (int j = 0; j <= t; ++j) {
           double s = 0;
-          for (int i = 0; i < head_dim; ++i) s += qv[(t * n_head + h) * head_dim + i] * rounded(kv[(j * n_head_kv + gk) * head_dim + i]);
+          for (int i = 0; i < head_dim; ++i)
+            s += qv[(t * n_head + h) * head_dim + i] * rounded(kv[(j * n_head_kv + gk) * head_dim + i]);
           scores.push_back(s * 0.3);
         }
         const double max = *std::max_element(scores.begin(), scores.end());
@@ -235,7 +253,8 @@ TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
         for (double& s : scores) total += (s = std::exp(s - max));
         for (int i = 0; i < head_dim; ++i) {
           double expected = 0;
-          for (int j = 0; j <= t; ++j) expected += scores[j] / total * rounded(vv[j * head_dim * n_head_kv + gk * head_dim + i]);
+          for (int j = 0; j <= t; ++j)
+            expected += scores[j] / total * rounded(vv[j * head_dim * n_head_kv + gk * head_dim + i]);
           EXPECT_NEAR(result[t * head_dim * n_head + h * head_dim + i], expected, 1e-5);
         }
       }
@@ -264,17 +283,35 @@ TEST(CpuOps, RopeShiftComposesRotations) {
     runner.run();
     cache_values = GraphRunner::read(y);
   }
-  Tensor cache = make_persistent("k", DType::F32, {head_dim * heads, cells, 1, 1}, cache_values.data());
-  GraphRunner shift_runner;
-  Tensor* deltas = shift_runner.graph().input("d", DType::I32, {cells, 1, 1, 1});
-  shift_runner.prepare(shift_runner.graph().rope_shift(&cache, deltas, static_cast<int32_t>(head_dim), p));
-  GraphRunner::write(deltas, delta);
-  shift_runner.run();
-  for (int c = 0; c < cells; ++c) {
-    for (int h = 0; h < heads; ++h) {
-      std::vector<float> head(raw.begin() + (c * heads + h) * head_dim, raw.begin() + (c * heads + h + 1) * head_dim);
-      for (int i = 0; i < head_dim; ++i) {
-        EXPECT_NEAR(cache_values[(c * heads + h) * head_dim + i], expected_rope(head, i, start[c] + delta[c], p, nullptr), 1e-3);
+  // Both cache layouts: rows of all heads per cell [head_dim·heads, cells], and each head's rows
+  // together [head_dim, cells, heads] (the KV cache's).
+  for (bool planes : {false, true}) {
+    SCOPED_TRACE(planes ? "head planes" : "cell rows");
+    const auto at = [&](int c, int h) {
+      return planes ? (h * cells + c) * head_dim : (c * heads + h) * head_dim;
+    };
+    std::vector<float> cached(cache_values.size());
+    for (int c = 0; c < cells; ++c) {
+      for (int h = 0; h < heads; ++h)
+        std::copy_n(cache_values.begin() + (c * heads + h) * head_dim, head_dim, cached.begin() + at(c, h));
+    }
+    Tensor cache = make_persistent("k", DType::F32,
+                                   planes ? std::array<int64_t, kMaxDims>{head_dim, cells, heads, 1}
+                                          : std::array<int64_t, kMaxDims>{head_dim * heads, cells, 1, 1},
+                                   cached.data());
+    GraphRunner shift_runner;
+    Tensor* deltas = shift_runner.graph().input("d", DType::I32, {cells, 1, 1, 1});
+    shift_runner.prepare(shift_runner.graph().rope_shift(&cache, deltas, static_cast<int32_t>(head_dim), p));
+    GraphRunner::write(deltas, delta);
+    shift_runner.run();
+    for (int c = 0; c < cells; ++c) {
+      for (int h = 0; h < heads; ++h) {
+        std::vector<float> head(raw.begin() + (c * heads + h) * head_dim,
+                                raw.begin() + (c * heads + h + 1) * head_dim);
+        for (int i = 0; i < head_dim; ++i) {
+          EXPECT_NEAR(cached[static_cast<size_t>(at(c, h) + i)],
+                      expected_rope(head, i, start[c] + delta[c], p, nullptr), 1e-3);
+        }
       }
     }
   }
@@ -305,8 +342,8 @@ TEST(CpuOps, GetRowsFromQuantizedTable) {
 TEST(CpuBackend, CapabilityMatrixAndUnsupportedTypes) {
   auto backend = create_backend("cpu", BackendOptions{1});
   ASSERT_TRUE(backend);
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                  DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     EXPECT_NE((*backend)->path(Op::kMatMul, t), ExecutionPath::kUnsupported) << dtype_name(t);
   }
   EXPECT_FALSE(create_backend("tpu", {}));
@@ -332,7 +369,9 @@ TEST(CpuOps, PermuteThenCopyTransposes) {
   // out[z][i][j] = x[z][j][i]: shape [4, 3, 2]
   for (int z = 0; z < 2; ++z)
     for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 4; ++j) EXPECT_EQ(out[static_cast<size_t>(z * 12 + i * 4 + j)], values[static_cast<size_t>(z * 12 + j * 3 + i)]);
+      for (int j = 0; j < 4; ++j)
+        EXPECT_EQ(out[static_cast<size_t>(z * 12 + i * 4 + j)],
+                  values[static_cast<size_t>(z * 12 + j * 3 + i)]);
 }
 
 }  // namespace
@@ -356,7 +395,8 @@ TEST(CpuOps, SoftmaxWithScaleAndMask) {
   const auto out = testing::GraphRunner::read(y);
   double total = 0;
   for (int i = 0; i < 4; ++i) total += std::exp(0.5 * xv[static_cast<size_t>(i)]);
-  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<size_t>(i)], std::exp(0.5 * xv[static_cast<size_t>(i)]) / total, 1e-6);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(out[static_cast<size_t>(i)], std::exp(0.5 * xv[static_cast<size_t>(i)]) / total, 1e-6);
   // Row 2: only columns 0 and 2 are visible.
   const double e0 = std::exp(-0.5), e2 = std::exp(0.5);
   EXPECT_NEAR(out[4], e0 / (e0 + e2), 1e-6);

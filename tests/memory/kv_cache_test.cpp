@@ -8,7 +8,7 @@ namespace sinter {
 namespace {
 
 std::unique_ptr<KvCache> make_cache(int32_t cells) {
-  auto cache = KvCache::create({{8, 8}, {8, 8}}, cells, DType::F16);
+  auto cache = KvCache::create({{16, 16, 2}, {16, 16, 2}}, cells, DType::F16);  // 2 heads of 8
   EXPECT_TRUE(cache);
   return std::move(cache).value();
 }
@@ -26,7 +26,7 @@ TEST(KvCache, PlacesTokensAndRefusesWhenFull) {
   auto full = cache->place(tokens(1, 0, 5));
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().code(), ErrorCode::kContextFull);
-  EXPECT_EQ(cache->used_cells(), 6);  // nothing changed
+  EXPECT_EQ(cache->used_cells(), 6);            // nothing changed
   EXPECT_FALSE(cache->place(tokens(0, 5, 6)));  // position 5 of sequence 0 is already cached
   EXPECT_FALSE(cache->place({{CacheToken{64, 0}}}));
 }
@@ -59,9 +59,9 @@ TEST(KvCache, RemoveCopyAndShift) {
   cache->copy(0, 1, 0, 4);  // sequence 1 shares the first four cells
   EXPECT_EQ(cache->used_cells(), 8);
   EXPECT_EQ(cache->sequence_cells(1), 4);
-  cache->remove(0, 0, 2);   // still held by sequence 1
+  cache->remove(0, 0, 2);  // still held by sequence 1
   EXPECT_EQ(cache->used_cells(), 8);
-  cache->remove(1, 0, 2);   // now free
+  cache->remove(1, 0, 2);  // now free
   EXPECT_EQ(cache->used_cells(), 6);
   EXPECT_EQ(cache->min_position(0), 2);
 
@@ -77,10 +77,13 @@ TEST(KvCache, RemoveCopyAndShift) {
 TEST(KvCache, ShiftOfASharedCellGivesTheMovingSequenceItsOwnCopy) {
   auto cache = make_cache(8);
   ASSERT_TRUE(cache->place(tokens(0, 0, 2)));
-  // Recognizable bytes in cell 1 of both layers.
+  // Recognizable bytes in cell 1 of both layers and heads.
   for (int layer = 0; layer < 2; ++layer) {
-    std::memset(cache->keys(layer)->row(1), 0x11 + layer, cache->keys(layer)->row_bytes());
-    std::memset(cache->values(layer)->row(1), 0x22 + layer, cache->values(layer)->row_bytes());
+    for (int head = 0; head < 2; ++head) {
+      std::memset(cache->keys(layer)->row(1, head), 0x11 + layer + 4 * head, cache->keys(layer)->row_bytes());
+      std::memset(cache->values(layer)->row(1, head), 0x22 + layer + 4 * head,
+                  cache->values(layer)->row_bytes());
+    }
   }
   cache->copy(0, 1, 0, 2);
   cache->shift(1, 1, 2, 5);  // sequence 1's position 1 becomes 6; sequence 0 keeps position 1
@@ -94,10 +97,32 @@ TEST(KvCache, ShiftOfASharedCellGivesTheMovingSequenceItsOwnCopy) {
   const int32_t moved = index.cells[static_cast<size_t>(index.end[0] - 1)];
   EXPECT_NE(moved, 1);
   for (int layer = 0; layer < 2; ++layer) {
-    EXPECT_EQ(std::memcmp(cache->keys(layer)->row(moved), cache->keys(layer)->row(1), cache->keys(layer)->row_bytes()), 0);
+    for (int head = 0; head < 2; ++head) {
+      for (const Tensor* t : {cache->keys(layer), cache->values(layer)})
+        EXPECT_EQ(std::memcmp(t->row(moved, head), t->row(1, head), t->row_bytes()), 0)
+            << layer << " " << head;
+    }
   }
   EXPECT_EQ(cache->pending_shift()[static_cast<size_t>(moved)], 5);
   EXPECT_EQ(cache->pending_shift()[1], 0);
+}
+
+// Each layer's keys and values are stored head by head: one head's rows of all cells together.
+TEST(KvCache, StoresEachHeadsRowsTogether) {
+  auto created = KvCache::create({{12, 8, 4}}, 5, DType::F16);  // 4 heads: keys of 3, values of 2
+  ASSERT_TRUE(created);
+  KvCache& cache = *created.value();
+  const Tensor& k = *cache.keys(0);
+  const Tensor& v = *cache.values(0);
+  EXPECT_EQ(k.ne, (std::array<int64_t, kMaxDims>{3, 5, 4, 1}));
+  EXPECT_EQ(v.ne, (std::array<int64_t, kMaxDims>{2, 5, 4, 1}));
+  EXPECT_EQ(k.nb[1], 3 * sizeof(uint16_t));
+  EXPECT_EQ(k.nb[2], 5 * k.nb[1]);
+  EXPECT_EQ(v.row(0), k.row(0) + k.bytes());  // values after the layer's keys
+  EXPECT_EQ(cache.bytes(), k.bytes() + v.bytes());
+  auto uneven = KvCache::create({{12, 8, 5}}, 5, DType::F16);
+  ASSERT_FALSE(uneven);
+  EXPECT_EQ(uneven.error().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(KvCache, ShiftBeforeTheStartDropsTokens) {

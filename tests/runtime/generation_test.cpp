@@ -7,7 +7,8 @@
 namespace sinter {
 namespace {
 
-std::unique_ptr<Engine> load(int threads = 2, int32_t n_ctx = 0, const std::string& path = testing::stories_model()) {
+std::unique_ptr<Engine> load(int threads = 2, int32_t n_ctx = 0,
+                             const std::string& path = testing::stories_model()) {
   EngineOptions options;
   options.threads = threads;
   options.n_ctx = n_ctx;
@@ -78,11 +79,15 @@ TEST(ContextShift, GenerationContinuesPastTheContextAndKeepsThePrefix) {
   for (int layer = 0; layer < cache.layer_count(); ++layer) {
     for (int p = 0; p < 5; ++p) {
       const int32_t cell = after.cells[static_cast<size_t>(after.end[static_cast<size_t>(p)] - 1)];
-      const int32_t fresh_cell = reference.cells[static_cast<size_t>(reference.end[static_cast<size_t>(p)] - 1)];
-      EXPECT_EQ(std::memcmp(cache.keys(layer)->row(cell), fresh->context().cache().keys(layer)->row(fresh_cell),
-                            cache.keys(layer)->row_bytes()),
-                0)
-          << "layer " << layer << " position " << p;
+      const int32_t fresh_cell =
+          reference.cells[static_cast<size_t>(reference.end[static_cast<size_t>(p)] - 1)];
+      for (int64_t head = 0; head < cache.keys(layer)->ne[2]; ++head) {
+        EXPECT_EQ(std::memcmp(cache.keys(layer)->row(cell, head),
+                              fresh->context().cache().keys(layer)->row(fresh_cell, head),
+                              cache.keys(layer)->row_bytes()),
+                  0)
+            << "layer " << layer << " position " << p << " head " << head;
+      }
     }
   }
 }
@@ -99,7 +104,8 @@ TEST(ContextShift, ErrorPolicyStopsAtTheContextAndRefusesLongPrompts) {
   EXPECT_EQ(result->stop_reason, StopReason::kContextFull);
   // Every cell holds a token; the last generated token was sampled but needs no cell.
   EXPECT_EQ(static_cast<int>(result->tokens.size()) + result->prompt_tokens, 16 + 1);
-  auto too_long = engine->generate("Once upon a time there was a little girl who liked to play in the park every day", options);
+  auto too_long = engine->generate(
+      "Once upon a time there was a little girl who liked to play in the park every day", options);
   ASSERT_FALSE(too_long);
   EXPECT_EQ(too_long.error().code(), ErrorCode::kContextFull);
 }

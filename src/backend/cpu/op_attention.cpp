@@ -12,24 +12,37 @@
 
 namespace sinter::cpu {
 
-// cache [n, cells] rows at slots[t] = rows[:, t]; threads split the tokens.
+// cache [n, cells, planes] (the KV cache: [head_dim, cells, heads]) rows at slots[t]: plane p's
+// row of cell slots[t] = rows[p·n .. (p+1)·n, t]; threads split the tokens.
 void run_store_rows(const Tensor& dst, const OpContext& ctx) {
   const Tensor& cache = *dst.src[0];
   const Tensor& rows = *dst.src[1];
   const auto* slots = dst.src[2]->data_as<const int32_t>();
   const int64_t count = dst.src[2]->ne[0];
-  const int64_t n = cache.ne[0];
+  const int64_t n = cache.ne[0], planes = cache.ne[2];
   const auto& traits = dtype_traits(cache.type);
   for (int64_t t = ctx.thread.share_begin(count); t < ctx.thread.share_end(count); ++t) {
-    // rows is [n_embd_head, n_head_kv, n_tokens] or [n, n_tokens]: token t's values are contiguous.
-    const auto* values =
-        reinterpret_cast<const float*>(static_cast<const uint8_t*>(rows.data) + t * n * sizeof(float));
-    traits.quantize(values, cache.row(slots[t]), n);
+    // rows is [n_embd_head, n_head_kv, n_tokens] or [n·planes, n_tokens]: token t's values are contiguous.
+    const auto* values = reinterpret_cast<const float*>(static_cast<const uint8_t*>(rows.data) +
+                                                        t * n * planes * sizeof(float));
+    for (int64_t p = 0; p < planes; ++p) traits.quantize(values + p * n, cache.row(slots[t], p), n);
   }
 }
 
-// dst [head_dim_v * n_head, n_tokens]; q [head_dim, n_head, n_tokens]; K [head_dim * n_head_kv,
-// cells]; V [head_dim_v * n_head_kv, cells]. Threads split the (token, KV head) pairs; the query
+namespace {
+
+// Where KV head g's row of cell 0 starts in a cache tensor [heads_per_row · head_dim, cells,
+// planes] (the KV cache's is [head_dim, cells, heads]); its cells' rows are nb[1] apart.
+const uint8_t* head_rows(const Tensor& cache, int64_t head_dim, int64_t g) {
+  const int64_t per_row = cache.ne[0] / head_dim;
+  return cache.row(0, g / per_row) + (g % per_row) * sinter::row_bytes(cache.type, head_dim);
+}
+
+}  // namespace
+
+// dst [head_dim_v * n_head, n_tokens]; q [head_dim, n_head, n_tokens]; K [head_dim, cells,
+// n_head_kv] (the KV cache's layout; [head_dim * n_head_kv, cells] is read too); V alike with
+// head_dim_v. Threads split the (token, KV head) pairs; the query
 // heads that share a KV head are computed together (attention_kernels.h).
 //
 // All arithmetic is F32 whatever the cache type (cached rows are widened as they are read): an
@@ -44,8 +57,8 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const int64_t head_dim = q.ne[0];
   const int64_t n_head = q.ne[1];
   const int64_t n_tokens = q.ne[2];
-  const int64_t n_head_kv = k.ne[0] / head_dim;
-  const int64_t head_dim_v = v.ne[0] / n_head_kv;
+  const int64_t n_head_kv = k.ne[0] / head_dim * k.ne[2];
+  const int64_t head_dim_v = v.ne[0] / (k.ne[0] / head_dim);
   const int64_t group = n_head / n_head_kv;
   const AttendGroupFn attend = attend_group_kernel();
 
@@ -83,8 +96,8 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
     for (int64_t g = 0; g < n_head_kv; ++g, ++unit) {
       if (unit % ctx.thread.count != ctx.thread.index) continue;
       for (int32_t i = 0; i < tokens; ++i) cell_counts[i] = index.end[static_cast<size_t>(t + i)] - begin;
-      args.keys = static_cast<const uint8_t*>(k.data) + g * sinter::row_bytes(k.type, head_dim);
-      args.values = static_cast<const uint8_t*>(v.data) + g * sinter::row_bytes(v.type, head_dim_v);
+      args.keys = head_rows(k, head_dim, g);
+      args.values = head_rows(v, head_dim_v, g);
       args.cells = index.cells.data() + begin;
       args.tokens = tokens;
       args.cell_counts = cell_counts;

@@ -25,7 +25,8 @@ struct RopeTable {
 
 // Fills cos_sin[2*k], cos_sin[2*k+1] for pairs k = 0..n_rot/2-1 at `position` (which may be a
 // negative delta for shifts). `magnitude` false leaves out YaRN's attention-magnitude factor.
-void rope_angles(const RopeParams& p, const float* freq_factors, float position, bool magnitude, float* cos_sin) {
+void rope_angles(const RopeParams& p, const float* freq_factors, float position, bool magnitude,
+                 float* cos_sin) {
   const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
   float low = 0.0f, high = 0.0f;
   if (p.ext_factor != 0.0f) {
@@ -87,8 +88,9 @@ void run_rope(const Tensor& dst, const OpContext& ctx) {
   }
 }
 
-// Cache K [head_dim * n_head_kv, cells] rotated in place by deltas I32 [cells]; threads split
-// the cells. A pure rotation: no magnitude factor is applied again.
+// Cache K [head_dim · heads_per_row, cells, planes] (the KV cache's: [head_dim, cells, n_head_kv])
+// rotated in place by deltas I32 [cells]; threads split the cells. A pure rotation: no magnitude
+// factor is applied again.
 void run_rope_shift(const Tensor& dst, const OpContext& ctx) {
   const Tensor& cache = *dst.src[0];
   const auto* deltas = dst.src[1]->data_as<const int32_t>();
@@ -101,9 +103,12 @@ void run_rope_shift(const Tensor& dst, const OpContext& ctx) {
   for (int64_t c = ctx.thread.share_begin(cache.ne[1]); c < ctx.thread.share_end(cache.ne[1]); ++c) {
     if (deltas[c] == 0) continue;
     rope_angles(p, factors, static_cast<float>(deltas[c]), false, cos_sin.data());
-    row_to_f32(cache.type, cache.row(c), row, row_length);
-    for (int64_t h = 0; h < row_length / head_dim; ++h) rotate_head(row + h * head_dim, cos_sin.data(), p.n_rot, p.neox);
-    dtype_traits(cache.type).quantize(row, cache.row(c), row_length);
+    for (int64_t plane = 0; plane < cache.ne[2]; ++plane) {
+      row_to_f32(cache.type, cache.row(c, plane), row, row_length);
+      for (int64_t h = 0; h < row_length / head_dim; ++h)
+        rotate_head(row + h * head_dim, cos_sin.data(), p.n_rot, p.neox);
+      dtype_traits(cache.type).quantize(row, cache.row(c, plane), row_length);
+    }
   }
 }
 

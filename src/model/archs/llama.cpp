@@ -42,9 +42,12 @@ struct LlamaHParams {
     if (n_head_kv == 0 || n_head % n_head_kv != 0) {
       p.fail(concat(n_head, " query heads cannot be grouped over ", n_head_kv, " key/value heads"));
     }
-    if (n_vocab == 0) p.fail("the vocabulary size is unknown (no {arch}.vocab_size and no tokenizer.ggml.tokens)");
-    if (n_layer == 0 || n_ff == 0 || n_ctx_train == 0) p.fail("block count, feed-forward length and context length must be positive");
-    if (rope.n_rot > head_dim) p.fail(concat("rope dimension count ", rope.n_rot, " exceeds the head size ", head_dim));
+    if (n_vocab == 0)
+      p.fail("the vocabulary size is unknown (no {arch}.vocab_size and no tokenizer.ggml.tokens)");
+    if (n_layer == 0 || n_ff == 0 || n_ctx_train == 0)
+      p.fail("block count, feed-forward length and context length must be positive");
+    if (rope.n_rot > head_dim)
+      p.fail(concat("rope dimension count ", rope.n_rot, " exceeds the head size ", head_dim));
   }
 };
 
@@ -87,7 +90,8 @@ class LlamaModel final : public Model {
       l.attn.q = b.require(format_name("blk.%d.attn_q.weight", i), {n_embd, q_out});
       l.attn.k = b.require(format_name("blk.%d.attn_k.weight", i), {n_embd, k_out});
       l.attn.v = b.require(format_name("blk.%d.attn_v.weight", i), {n_embd, v_out});
-      l.attn.output = b.require(format_name("blk.%d.attn_output.weight", i), {int64_t{h.n_head} * h.head_dim_v, n_embd});
+      l.attn.output =
+          b.require(format_name("blk.%d.attn_output.weight", i), {int64_t{h.n_head} * h.head_dim_v, n_embd});
       l.attn.q_bias = b.optional(format_name("blk.%d.attn_q.bias", i), {q_out});
       l.attn.k_bias = b.optional(format_name("blk.%d.attn_k.bias", i), {k_out});
       l.attn.v_bias = b.optional(format_name("blk.%d.attn_v.bias", i), {v_out});
@@ -105,7 +109,8 @@ class LlamaModel final : public Model {
     shape_.n_embd = static_cast<int32_t>(h.n_embd);
     shape_.n_layer = static_cast<int32_t>(h.n_layer);
     shape_.n_ctx_train = static_cast<int32_t>(h.n_ctx_train);
-    shape_.kv_layers.assign(h.n_layer, KvLayerShape{int64_t{h.n_head_kv} * h.head_dim, int64_t{h.n_head_kv} * h.head_dim_v});
+    shape_.kv_layers.assign(h.n_layer, KvLayerShape{int64_t{h.n_head_kv} * h.head_dim,
+                                                    int64_t{h.n_head_kv} * h.head_dim_v, h.n_head_kv});
     shape_.kv_windows.assign(h.n_layer, 0);
     shape_.rope = h.rope.params(/*neox=*/false, h.n_ctx_train);
     shape_.head_dim_k = static_cast<int32_t>(h.head_dim);
@@ -154,7 +159,6 @@ class LlamaModel final : public Model {
   }
 };
 
-
 Status write_llama_hparams(const SynthDims& d, Metadata& out) {
   LlamaHParams h;
   h.n_vocab = static_cast<uint32_t>(d.n_vocab);
@@ -165,7 +169,8 @@ Status write_llama_hparams(const SynthDims& d, Metadata& out) {
   h.n_head = static_cast<uint32_t>(d.n_head);
   h.n_head_kv = static_cast<uint32_t>(d.n_head_kv);
   if (h.n_head == 0 || h.n_embd % h.n_head != 0) {
-    return make_error(ErrorCode::kInvalidArgument, "n_embd ", h.n_embd, " is not divisible by n_head ", h.n_head);
+    return make_error(ErrorCode::kInvalidArgument, "n_embd ", h.n_embd, " is not divisible by n_head ",
+                      h.n_head);
   }
   h.head_dim = h.head_dim_v = h.n_embd / h.n_head;
   h.rope.n_rot = h.head_dim;
