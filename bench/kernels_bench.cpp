@@ -4,6 +4,7 @@
 //   gemm/<type>/<isa>/<n_in>x<n_out>/<m> m columns (prompt processing); counters: FLOP/s
 //   reference/<type>/<n_in>x<n_out>    the generic path (reference dot products on file rows)
 //   attention/<isa>/f16/4x64/cells:N  one token's attention for one KV head over N cached cells
+//   attention_cold/<isa>/f16/4x64/cells:1024  the same over cells read from memory
 //   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
 //   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
@@ -208,15 +209,20 @@ void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t 
       benchmark::Counter::kIsRate);
 }
 
-// One generated token's attention for one KV head of the 1 B llama (4 query heads of 64, F16
-// cache rows of 8 KV heads, so one head's keys are 128 bytes every 1 KiB) over `cells` cells.
-void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
-  constexpr int64_t kHeadDim = 64, kHeads = 4, kKvHeads = 8;
-  const size_t stride = row_bytes(DType::F16, kHeadDim * kKvHeads);
-  std::vector<uint8_t> keys(stride * static_cast<size_t>(cells)), values(keys.size());
-  const auto kv = random_values(static_cast<size_t>(kHeadDim * kKvHeads * cells), 4);
-  (void)quantize_rows(DType::F16, kv.data(), kHeadDim * kKvHeads, cells, keys.data());
-  (void)quantize_rows(DType::F16, kv.data(), kHeadDim * kKvHeads, cells, values.data());
+// One generated token's attention for one KV head of the 1 B llama (4 query heads of 64) over
+// `cells` cells of an F16 cache laid out as the KV cache is (one head's rows together, 128 bytes
+// apart) on huge pages. Cold: each iteration reads the next of copies of the cache that together
+// exceed the last-level cache, as generation reads each layer's cache from memory.
+void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells, bool cold) {
+  constexpr int64_t kHeadDim = 64, kHeads = 4;
+  const size_t stride = row_bytes(DType::F16, kHeadDim);
+  const size_t bytes = stride * static_cast<size_t>(cells);
+  const size_t copies = cold ? std::max<size_t>(2, (size_t{256} << 20) / (2 * bytes)) : 1;
+  AlignedBytes cache(2 * bytes * copies);  // copy c: keys at 2c·bytes, values after them
+  const auto kv = random_values(static_cast<size_t>(kHeadDim * cells), 4);
+  (void)quantize_rows(DType::F16, kv.data(), kHeadDim, cells, cache.get());
+  std::memcpy(cache.get() + bytes, cache.get(), bytes);
+  for (size_t c = 1; c < copies; ++c) std::memcpy(cache.get() + 2 * bytes * c, cache.get(), 2 * bytes);
   const auto queries = random_values(kHeadDim * kHeads, 5);
   std::vector<int32_t> order(static_cast<size_t>(cells));
   for (int32_t i = 0; i < static_cast<int32_t>(cells); ++i) order[static_cast<size_t>(i)] = i;
@@ -225,8 +231,6 @@ void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
   a.queries = queries.data();
   a.heads = kHeads;
   a.head_dim = a.head_dim_v = kHeadDim;
-  a.keys = keys.data();
-  a.values = values.data();
   a.key_stride = a.value_stride = stride;
   a.cells = order.data();
   a.cell_count = static_cast<int32_t>(cells);
@@ -234,7 +238,11 @@ void bench_attention(benchmark::State& state, IsaLevel level, int64_t cells) {
   a.out = out.data();
   a.scratch = scratch.data();
   const AttendGroupFn attend = attend_group_for(level);
+  size_t next = 0;
   for (auto _ : state) {
+    a.keys = cache.get() + 2 * bytes * next;
+    a.values = a.keys + bytes;
+    next = (next + 1) % copies;
     attend(a);
     benchmark::DoNotOptimize(out.data());
   }
@@ -309,12 +317,13 @@ void register_all() {
   }
   for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
     if (!isa_level_supported(level) || attend_group_for(level) == nullptr) continue;
+    const std::string isa = isa_level_name(level);
     for (int64_t cells : {256, 4096}) {
-      benchmark::RegisterBenchmark(
-          ("attention/" + std::string(isa_level_name(level)) + "/f16/4x64/cells:" + std::to_string(cells))
-              .c_str(),
-          bench_attention, level, cells);
+      benchmark::RegisterBenchmark(("attention/" + isa + "/f16/4x64/cells:" + std::to_string(cells)).c_str(),
+                                   bench_attention, level, cells, false);
     }
+    benchmark::RegisterBenchmark(("attention_cold/" + isa + "/f16/4x64/cells:1024").c_str(), bench_attention,
+                                 level, int64_t{1024}, true);
   }
   for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
     if (!isa_level_supported(level) || silu_row_for(level) == nullptr) continue;

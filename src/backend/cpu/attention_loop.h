@@ -15,6 +15,15 @@
 //     // with the same per-head result
 //     static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
 //                                  const float* weights, int64_t weight_stride, int64_t count, int64_t n);
+//     // optional, both or neither: dots and accumulate_heads of all heads over an F16 cache's own
+//     // rows (rows[j]: cell j's row; n a multiple of 8), widened in registers, with the same
+//     // per-head results; dots_direct's out is [heads][kCellBlock]
+//     // (asking for the rows of `ahead` as it goes)
+//     static void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows,
+//                             int32_t count, float* out, const RowsAhead& ahead);
+//     static void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const*
+//     rows,
+//                                   const float* weights, int64_t weight_stride, int64_t count, int64_t n);
 //   };
 //
 // An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
@@ -24,6 +33,11 @@
 // running sum of values and its weight total are rescaled by exp(old m − new m) (once per block,
 // not per cell), the scores become weights exp(s − m) (a vector exp), and the block's values,
 // widened once, are added with those weights. At the end the sum is divided by the total.
+//
+// One token (generation) over an F16 cache, where Ops has the direct forms: the block's rows are
+// read where they are used, widened in registers, and not widened into the scratch first; for
+// one token the widening's stores and reloads were a third of the time, with no other token to
+// share them.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +62,43 @@ void for_head_quads(int32_t heads, Held&& held) {
   }
 }
 
+// Internal linkage: each ISA's file compiles these with its own flags.
+namespace {
+
+// Asks for one line. An asm statement on x86: gcc 12 deleted loops whose only work was
+// __builtin_prefetch (RowsAhead::ask compiled to nothing).
+inline void prefetch_line(const uint8_t* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+// Asks for every line of a cached row.
+inline void prefetch_cached_row(const uint8_t* row, size_t bytes) {
+  for (size_t o = 0; o < bytes; o += 64) prefetch_line(row + o);
+  if (bytes > 0) prefetch_line(row + bytes - 1);  // the last line, when rows straddle lines
+}
+
+// The direct form's rows of the next block, which its dots ask for a few rows at a time as they
+// use the block's rows (all at once, the requests stalled the loop: a third of its time).
+struct RowsAhead {
+  const uint8_t* const* keys = nullptr;  // [count] row pointers
+  const uint8_t* const* values = nullptr;
+  int32_t count = 0;
+  size_t key_bytes = 0, value_bytes = 0;
+  // Asks for the key and value rows from..to-1 (those listed).
+  void ask(int32_t from, int32_t to) const {
+    for (int32_t j = from; j < std::min(to, count); ++j) {
+      prefetch_cached_row(keys[j], key_bytes);
+      prefetch_cached_row(values[j], value_bytes);
+    }
+  }
+};
+
+}  // namespace
+
 template <class Ops>
 void attend_group_loop(const AttentionGroupArgs& a) {
   const int64_t width = std::max(a.head_dim, a.head_dim_v);
@@ -71,10 +122,6 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   // one row per row widened (so that the requests spread over the work). With 8 rows ahead,
   // generation deep in the context waited on the cache's rows from memory.
   constexpr int32_t kPrefetchCells = kCellBlock;
-  const auto prefetch_row = [](const uint8_t* row, size_t bytes) {
-    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(row + o);
-    if (bytes > 0) __builtin_prefetch(row + bytes - 1);  // the last line, when rows straddle lines
-  };
   // Widens the `count` rows of `cells` (`listed` cells are listed from there on; the first
   // block's rows are asked for all at once, before it). kF16Values > 0: an F16 cache with rows of
   // that many values, as constants, so that the loops over a row's vectors and lines unroll (with
@@ -87,10 +134,10 @@ void attend_group_loop(const AttentionGroupArgs& a) {
     const size_t bytes = kF16Values > 0 ? 2 * kF16Values : row_bytes(type, n);
     if (cells == a.cells) {
       for (int32_t j = 0; j < std::min(kPrefetchCells, count); ++j)
-        prefetch_row(base + cells[j] * stride, bytes);
+        prefetch_cached_row(base + cells[j] * stride, bytes);
     }
     for (int32_t j = 0; j < count; ++j) {
-      if (j + kPrefetchCells < listed) prefetch_row(base + cells[j + kPrefetchCells] * stride, bytes);
+      if (j + kPrefetchCells < listed) prefetch_cached_row(base + cells[j + kPrefetchCells] * stride, bytes);
       Ops::widen(type, base + cells[j] * stride, rows + j * n, n);
     }
   };
@@ -104,6 +151,30 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       widen_rows.template operator()<0>(cells, count, listed, base, stride, n);
     }
   };
+  constexpr bool kHasDirect = requires {
+    &Ops::dots_direct;
+    &Ops::accumulate_direct;
+  };
+  const bool direct = kHasDirect && a.tokens == 1 && a.cache_type == DType::F16 && a.head_dim % 8 == 0 &&
+                      a.head_dim_v % 8 == 0;
+  // The direct form's row pointers of a block and of the next ([block parity][keys, values]): the
+  // next block's rows are asked for while the block's are used (the first block's all at once,
+  // before it).
+  const uint8_t* pointed[2][2][kCellBlock];
+  RowsAhead ahead;
+  ahead.key_bytes = 2 * static_cast<size_t>(a.head_dim);
+  ahead.value_bytes = 2 * static_cast<size_t>(a.head_dim_v);
+  const auto point_rows = [&](int32_t first) {
+    const uint8_t** keys = pointed[(first / kCellBlock) % 2][0];
+    const uint8_t** values = pointed[(first / kCellBlock) % 2][1];
+    const int32_t count = std::max(0, std::min<int32_t>(kCellBlock, longest - first));
+    for (int32_t j = 0; j < count; ++j) {
+      keys[j] = a.keys + a.cells[first + j] * a.key_stride;
+      values[j] = a.values + a.cells[first + j] * a.value_stride;
+    }
+    return RowsAhead{keys, values, count, ahead.key_bytes, ahead.value_bytes};
+  };
+  if (direct) point_rows(0).ask(0, kCellBlock);
   // The cells of the block starting at `first` that token i sees (≤ 0: none).
   const auto seen = [&](int32_t i, int32_t first) {
     return std::min<int32_t>(kCellBlock, cells_of(i) - first);
@@ -111,14 +182,28 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   for (int32_t first = 0; first < longest; first += kCellBlock) {
     const int32_t* cells = a.cells + first;
     const int32_t block = std::min<int32_t>(kCellBlock, longest - first);  // the cells any token sees
-    widen_block(cells, block, longest - first, a.keys, a.key_stride, a.head_dim);
+    const uint8_t* const* key_rows = pointed[(first / kCellBlock) % 2][0];
+    const uint8_t* const* value_rows = pointed[(first / kCellBlock) % 2][1];
+    if (direct) {
+      ahead = point_rows(first + kCellBlock);
+    } else {
+      widen_block(cells, block, longest - first, a.keys, a.key_stride, a.head_dim);
+    }
     for (int32_t i = 0; i < a.tokens; ++i) {
       const int32_t count = seen(i, first);
-      for (int32_t h = 0; h < a.heads && count > 0; ++h) {
+      if (count <= 0) continue;
+      const float* token_queries = a.queries + i * a.query_stride;
+      float* token_scores = scores + i * a.heads * kCellBlock;
+      if constexpr (kHasDirect) {
+        if (direct)
+          Ops::dots_direct(token_queries, a.heads, a.head_dim, key_rows, count, token_scores, ahead);
+      }
+      for (int32_t h = 0; h < a.heads && !direct; ++h) {
+        Ops::dots(token_queries + h * a.head_dim, rows, count, a.head_dim, token_scores + h * kCellBlock);
+      }
+      for (int32_t h = 0; h < a.heads; ++h) {
         const int32_t slot = i * a.heads + h;
-        const float* q = a.queries + i * a.query_stride + h * a.head_dim;
         float* s = scores + slot * kCellBlock;
-        Ops::dots(q, rows, count, a.head_dim, s);
         float block_max = -INFINITY;
         if (a.softcap == 0.0f) {
           block_max = Ops::scale_max(s, a.scale, count);
@@ -140,6 +225,13 @@ void attend_group_loop(const AttentionGroupArgs& a) {
         }
         max_score[slot] = new_max;
         total[slot] += Ops::exp_shifted(s, new_max, count);
+      }
+    }
+    if constexpr (kHasDirect) {
+      if (direct) {
+        Ops::accumulate_direct(out_of(0, 0), a.head_dim_v, a.heads, value_rows, scores, kCellBlock, block,
+                               a.head_dim_v);
+        continue;
       }
     }
     widen_block(cells, block, longest - first, a.values, a.value_stride, a.head_dim_v);

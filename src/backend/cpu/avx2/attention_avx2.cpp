@@ -149,11 +149,31 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
   }
 }
 
+// Value rows as accumulate_held reads them: widened ones in the scratch (`n` floats apart), or
+// an F16 cache's own rows (one pointer per cell), widened in registers where they are used.
+struct WidenedRows {
+  const float* rows;
+  int64_t n;
+  __m256 load(int64_t j, int64_t i) const { return _mm256_loadu_ps(rows + j * n + i); }
+  float at(int64_t j, int64_t i) const { return rows[j * n + i]; }
+};
+struct CachedF16Rows {
+  const uint8_t* const* rows;
+  __m256 load(int64_t j, int64_t i) const {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[j] + 2 * i)));
+  }
+  float at(int64_t j, int64_t i) const {
+    uint16_t h;
+    std::memcpy(&h, rows[j] + 2 * i, 2);
+    return _cvtsh_ss(h);
+  }
+};
+
 // accumulate for H heads at once (H ≤ 4): each value row is loaded once for all of them, 16
 // values at a time (H × 2 accumulators and 2 row registers), then 8, then one. Per head and
 // value the products are added in the same order, with the same fused operation, as accumulate.
-template <int H>
-void accumulate_held(float* out, int64_t out_stride, const float* rows, const float* weights,
+template <int H, class Rows>
+void accumulate_held(float* out, int64_t out_stride, const Rows& rows, const float* weights,
                      int64_t weight_stride, int64_t count, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -162,7 +182,7 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
       for (int u = 0; u < 2; ++u) acc[h][u] = _mm256_loadu_ps(out + h * out_stride + i + 8 * u);
     }
     for (int64_t j = 0; j < count; ++j) {
-      const __m256 r0 = _mm256_loadu_ps(rows + j * n + i), r1 = _mm256_loadu_ps(rows + j * n + i + 8);
+      const __m256 r0 = rows.load(j, i), r1 = rows.load(j, i + 8);
       for (int h = 0; h < H; ++h) {
         const __m256 w = _mm256_set1_ps(weights[h * weight_stride + j]);
         acc[h][0] = _mm256_fmadd_ps(r0, w, acc[h][0]);
@@ -177,7 +197,7 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
     __m256 acc[H];
     for (int h = 0; h < H; ++h) acc[h] = _mm256_loadu_ps(out + h * out_stride + i);
     for (int64_t j = 0; j < count; ++j) {
-      const __m256 r = _mm256_loadu_ps(rows + j * n + i);
+      const __m256 r = rows.load(j, i);
       for (int h = 0; h < H; ++h)
         acc[h] = _mm256_fmadd_ps(r, _mm256_set1_ps(weights[h * weight_stride + j]), acc[h]);
     }
@@ -186,7 +206,7 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
   for (; i < n; ++i) {
     for (int h = 0; h < H; ++h) {
       float& o = out[h * out_stride + i];
-      for (int64_t j = 0; j < count; ++j) o = std::fma(rows[j * n + i], weights[h * weight_stride + j], o);
+      for (int64_t j = 0; j < count; ++j) o = std::fma(rows.at(j, i), weights[h * weight_stride + j], o);
     }
   }
 }
@@ -194,8 +214,91 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
 void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows, const float* weights,
                       int64_t weight_stride, int64_t count, int64_t n) {
   for_head_quads(heads, [&]<int H>(int32_t h) {
-    accumulate_held<H>(out + h * out_stride, out_stride, rows, weights + h * weight_stride, weight_stride,
-                       count, n);
+    accumulate_held<H>(out + h * out_stride, out_stride, WidenedRows{rows, n}, weights + h * weight_stride,
+                       weight_stride, count, n);
+  });
+}
+
+// The sum of acc's 8 lanes in dot's order: (l0 + l2) + (l1 + l3) of the folded halves.
+inline float sum_in_dot_order(__m256 acc) {
+  __m128 lo = fold_halves(acc);
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+
+// The same sums of 4 accumulators at once (transposed, as dot8 does).
+inline __m128 sums_in_dot_order(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  __m128 l0 = fold_halves(a0), l1 = fold_halves(a1), l2 = fold_halves(a2), l3 = fold_halves(a3);
+  _MM_TRANSPOSE4_PS(l0, l1, l2, l3);
+  return _mm_add_ps(_mm_add_ps(l0, l2), _mm_add_ps(l1, l3));
+}
+
+// out[h·kCellBlock + r] = q_h · row r for H heads (queries n apart) and R cached F16 rows (n a
+// multiple of 8): each 8 values of a row are widened once, in a register, for all H heads,
+// with H·R independent fma chains. Per head and row the same fma chain and lane sum as dot8's.
+template <int H, int R>
+void dots_held_f16(const float* q, int64_t n, const uint8_t* const* rows, float* out) {
+  __m256 acc[H][R];
+  for (int h = 0; h < H; ++h) {
+    for (int r = 0; r < R; ++r) acc[h][r] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < n; i += 8) {
+    __m256 qv[H];
+    for (int h = 0; h < H; ++h) qv[h] = _mm256_loadu_ps(q + h * n + i);
+    for (int r = 0; r < R; ++r) {
+      const __m256 k = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + 2 * i)));
+      for (int h = 0; h < H; ++h) acc[h][r] = _mm256_fmadd_ps(qv[h], k, acc[h][r]);
+    }
+  }
+  // Sum t is head t / R's score of row t % R; each lane is stored where it goes (a copy through
+  // a stack array was read back in one load across two stores, which cannot be forwarded).
+  const auto score = [&](int t) { return out + (t / R) * kCellBlock + t % R; };
+  constexpr int kSums = H * R;
+  int t = 0;
+  for (; t + 4 <= kSums; t += 4) {
+    const __m128 v = sums_in_dot_order(acc[t / R][t % R], acc[(t + 1) / R][(t + 1) % R],
+                                       acc[(t + 2) / R][(t + 2) % R], acc[(t + 3) / R][(t + 3) % R]);
+    if constexpr (R % 4 == 0) {
+      _mm_storeu_ps(score(t), v);
+    } else if constexpr (R == 2) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(score(t)), v);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(score(t + 2)), v);
+    } else {
+      _mm_store_ss(score(t), v);
+      _mm_store_ss(score(t + 1), _mm_shuffle_ps(v, v, 1));
+      _mm_store_ss(score(t + 2), _mm_shuffle_ps(v, v, 2));
+      _mm_store_ss(score(t + 3), _mm_shuffle_ps(v, v, 3));
+    }
+  }
+  for (; t < kSums; ++t) *score(t) = sum_in_dot_order(acc[t / R][t % R]);
+}
+
+// Ops::dots_direct: the scores of the heads over `count` cached F16 rows (attention_loop.h),
+// the heads in fours, each four's 8 / H rows at a time (8 accumulators), then one; the first
+// four asks for as many rows ahead as it uses.
+void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
+                 float* out, const RowsAhead& ahead) {
+  for_head_quads(heads, [&]<int H>(int32_t h) {
+    constexpr int R = H == 3 ? 2 : 8 / H;
+    int32_t j = 0;
+    for (; j + R <= count; j += R) {
+      if (h == 0) ahead.ask(j, j + R);
+      dots_held_f16<H, R>(q + h * n, n, rows + j, out + h * kCellBlock + j);
+    }
+    for (; j < count; ++j) {
+      if (h == 0) ahead.ask(j, j + 1);
+      dots_held_f16<H, 1>(q + h * n, n, rows + j, out + h * kCellBlock + j);
+    }
+  });
+}
+
+// Ops::accumulate_direct: accumulate_heads over cached F16 rows.
+void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const* rows,
+                       const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+  for_head_quads(heads, [&]<int H>(int32_t h) {
+    accumulate_held<H>(out + h * out_stride, out_stride, CachedF16Rows{rows}, weights + h * weight_stride,
+                       weight_stride, count, n);
   });
 }
 
@@ -219,6 +322,14 @@ struct Ops {
   static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
                                const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
     sinter::cpu::accumulate_heads(out, out_stride, heads, rows, weights, weight_stride, count, n);
+  }
+  static void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
+                          float* out, const RowsAhead& ahead) {
+    sinter::cpu::dots_direct(q, heads, n, rows, count, out, ahead);
+  }
+  static void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const* rows,
+                                const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+    sinter::cpu::accumulate_direct(out, out_stride, heads, rows, weights, weight_stride, count, n);
   }
 };
 
