@@ -40,15 +40,26 @@ inline __m128 fold_halves(__m256 acc) {
   return _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
 }
 
+// The sum of acc's 8 lanes in a fixed order, (l0 + l2) + (l1 + l3) of the folded halves: dot's.
+inline float sum_in_dot_order(__m256 acc) {
+  __m128 lo = fold_halves(acc);
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+
+// The same sums of 4 accumulators at once, the lanes transposed.
+inline __m128 sums_in_dot_order(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  __m128 l0 = fold_halves(a0), l1 = fold_halves(a1), l2 = fold_halves(a2), l3 = fold_halves(a3);
+  _MM_TRANSPOSE4_PS(l0, l1, l2, l3);  // l_k = lane k of the 4 sums
+  return _mm_add_ps(_mm_add_ps(l0, l2), _mm_add_ps(l1, l3));
+}
+
 float dot(const float* a, const float* b, int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
-  // Reduce 8 lanes in a fixed order, (l0 + l2) + (l1 + l3) of the folded halves, then the tail.
-  __m128 lo = fold_halves(acc);
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  float sum = _mm_cvtss_f32(lo);
+  float sum = sum_in_dot_order(acc);  // then the tail
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
@@ -67,10 +78,8 @@ void dot8(const float* q, const float* rows, int64_t n, float* out) {
   }
 #pragma GCC unroll 2
   for (int quad = 0; quad < 2; ++quad) {
-    __m128 l0 = fold_halves(acc[4 * quad]), l1 = fold_halves(acc[4 * quad + 1]);
-    __m128 l2 = fold_halves(acc[4 * quad + 2]), l3 = fold_halves(acc[4 * quad + 3]);
-    _MM_TRANSPOSE4_PS(l0, l1, l2, l3);  // l_k = lane k of the 4 rows
-    _mm_storeu_ps(out + 4 * quad, _mm_add_ps(_mm_add_ps(l0, l2), _mm_add_ps(l1, l3)));
+    _mm_storeu_ps(out + 4 * quad,
+                  sums_in_dot_order(acc[4 * quad], acc[4 * quad + 1], acc[4 * quad + 2], acc[4 * quad + 3]));
   }
 }
 
@@ -88,10 +97,7 @@ float exp_shifted(float* x, float shift, int64_t n) {
     _mm256_maskstore_ps(x + i, m, e);
     sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(m)));
   }
-  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
+  return sum_in_dot_order(sum);
 }
 
 void scale(float* x, float factor, int64_t n) {
@@ -217,21 +223,6 @@ void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float
     accumulate_held<H>(out + h * out_stride, out_stride, WidenedRows{rows, n}, weights + h * weight_stride,
                        weight_stride, count, n);
   });
-}
-
-// The sum of acc's 8 lanes in dot's order: (l0 + l2) + (l1 + l3) of the folded halves.
-inline float sum_in_dot_order(__m256 acc) {
-  __m128 lo = fold_halves(acc);
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
-}
-
-// The same sums of 4 accumulators at once (transposed, as dot8 does).
-inline __m128 sums_in_dot_order(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  __m128 l0 = fold_halves(a0), l1 = fold_halves(a1), l2 = fold_halves(a2), l3 = fold_halves(a3);
-  _MM_TRANSPOSE4_PS(l0, l1, l2, l3);
-  return _mm_add_ps(_mm_add_ps(l0, l2), _mm_add_ps(l1, l3));
 }
 
 // out[h·kCellBlock + r] = q_h · row r for H heads (queries n apart) and R cached F16 rows (n a
