@@ -161,9 +161,8 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   // next block's rows are asked for while the block's are used (the first block's all at once,
   // before it).
   const uint8_t* pointed[2][2][kCellBlock];
-  RowsAhead ahead;
-  ahead.key_bytes = 2 * static_cast<size_t>(a.head_dim);
-  ahead.value_bytes = 2 * static_cast<size_t>(a.head_dim_v);
+  const size_t key_bytes = 2 * static_cast<size_t>(a.head_dim),
+               value_bytes = 2 * static_cast<size_t>(a.head_dim_v);
   const auto point_rows = [&](int32_t first) {
     const uint8_t** keys = pointed[(first / kCellBlock) % 2][0];
     const uint8_t** values = pointed[(first / kCellBlock) % 2][1];
@@ -172,9 +171,10 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       keys[j] = a.keys + a.cells[first + j] * a.key_stride;
       values[j] = a.values + a.cells[first + j] * a.value_stride;
     }
-    return RowsAhead{keys, values, count, ahead.key_bytes, ahead.value_bytes};
+    return RowsAhead{keys, values, count, key_bytes, value_bytes};
   };
   if (direct) point_rows(0).ask(0, kCellBlock);
+  RowsAhead ahead;  // the next block's, in the direct form
   // The cells of the block starting at `first` that token i sees (≤ 0: none).
   const auto seen = [&](int32_t i, int32_t first) {
     return std::min<int32_t>(kCellBlock, cells_of(i) - first);
