@@ -21,9 +21,9 @@
 //     // (asking for the rows of `ahead` as it goes)
 //     static void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows,
 //                             int32_t count, float* out, const RowsAhead& ahead);
-//     static void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const*
-//     rows,
-//                                   const float* weights, int64_t weight_stride, int64_t count, int64_t n);
+//     static void accumulate_direct(float* out, int64_t out_stride, int32_t heads,
+//                                   const uint8_t* const* rows, const float* weights,
+//                                   int64_t weight_stride, int64_t count, int64_t n);
 //   };
 //
 // An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
@@ -194,12 +194,14 @@ void attend_group_loop(const AttentionGroupArgs& a) {
       if (count <= 0) continue;
       const float* token_queries = a.queries + i * a.query_stride;
       float* token_scores = scores + i * a.heads * kCellBlock;
-      if constexpr (kHasDirect) {
-        if (direct)
+      if (direct) {
+        if constexpr (kHasDirect) {
           Ops::dots_direct(token_queries, a.heads, a.head_dim, key_rows, count, token_scores, ahead);
-      }
-      for (int32_t h = 0; h < a.heads && !direct; ++h) {
-        Ops::dots(token_queries + h * a.head_dim, rows, count, a.head_dim, token_scores + h * kCellBlock);
+        }
+      } else {
+        for (int32_t h = 0; h < a.heads; ++h) {
+          Ops::dots(token_queries + h * a.head_dim, rows, count, a.head_dim, token_scores + h * kCellBlock);
+        }
       }
       for (int32_t h = 0; h < a.heads; ++h) {
         const int32_t slot = i * a.heads + h;
@@ -227,12 +229,12 @@ void attend_group_loop(const AttentionGroupArgs& a) {
         total[slot] += Ops::exp_shifted(s, new_max, count);
       }
     }
-    if constexpr (kHasDirect) {
-      if (direct) {
+    if (direct) {
+      if constexpr (kHasDirect) {
         Ops::accumulate_direct(out_of(0, 0), a.head_dim_v, a.heads, value_rows, scores, kCellBlock, block,
                                a.head_dim_v);
-        continue;
       }
+      continue;
     }
     widen_block(cells, block, longest - first, a.values, a.value_stride, a.head_dim_v);
     for (int32_t i = 0; i < a.tokens; ++i) {
