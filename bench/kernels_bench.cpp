@@ -6,6 +6,8 @@
 //   attention/<isa>/f16/4x64/cells:N  one token's attention for one KV head over N cached cells
 //   attention_cold/<isa>/f16/4x64/cells:1024  the same over cells read from memory
 //   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
+//   rows/<isa>/to_f16/1024           one token's K row of the 1 B llama written as F16
+//   rows/<isa>/sum_squares/2048      RMS norm's sum over one hidden-state row
 //   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -26,6 +28,7 @@
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
+#include "backend/cpu/row_kernels.h"
 #include "core/cpu_features.h"
 #include "core/large_buffer.h"
 #include "tensor/convert.h"
@@ -265,6 +268,26 @@ void bench_swiglu(benchmark::State& state, IsaLevel level) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
+void bench_to_f16(benchmark::State& state, IsaLevel level) {
+  constexpr int64_t kN = 1024;
+  const auto in = random_values(kN, 8);
+  std::vector<uint16_t> out(kN);
+  const F16RowFn to_f16 = row_kernels_for(level).to_f16;
+  for (auto _ : state) {
+    to_f16(in.data(), out.data(), kN);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+
+void bench_sum_squares(benchmark::State& state, IsaLevel level) {
+  constexpr int64_t kN = 2048;
+  const auto x = random_values(kN, 9);
+  const SumSquaresFn sum_squares = row_kernels_for(level).sum_squares;
+  for (auto _ : state) benchmark::DoNotOptimize(sum_squares(x.data(), kN));
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -329,6 +352,12 @@ void register_all() {
     if (!isa_level_supported(level) || silu_row_for(level) == nullptr) continue;
     benchmark::RegisterBenchmark(("swiglu/" + std::string(isa_level_name(level)) + "/8192").c_str(),
                                  bench_swiglu, level);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !row_kernels_for(level)) continue;
+    const std::string isa = isa_level_name(level);
+    benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
+    benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)->Threads(1)->Threads(2)->UseRealTime();
   for (DType type : bench_types()) {

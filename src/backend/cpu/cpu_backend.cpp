@@ -6,6 +6,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/kernels_pack.h"
+#include "backend/cpu/row_kernels.h"
 #include "core/thread_pool.h"
 
 namespace sinter::cpu {
@@ -124,7 +125,7 @@ class CpuBackend final : public Backend {
                           dtype_name(node->src[0]->type), " weights (", node->src[0]->name, ")");
       }
       const bool converts = node->op == Op::kCopy || node->op == Op::kStoreRows || node->op == Op::kRopeShift;
-      if (converts && dtype_traits(node->type).quantize == nullptr) {
+      if (converts && row_writer(node->type) == nullptr) {
         return make_error(ErrorCode::kUnsupported, "cpu backend cannot write ", dtype_name(node->type),
                           " (", node->name, ")");
       }

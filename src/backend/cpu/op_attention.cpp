@@ -9,6 +9,7 @@
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/row_kernels.h"
 
 namespace sinter::cpu {
 
@@ -20,12 +21,12 @@ void run_store_rows(const Tensor& dst, const OpContext& ctx) {
   const auto* slots = dst.src[2]->data_as<const int32_t>();
   const int64_t count = dst.src[2]->ne[0];
   const int64_t n = cache.ne[0], planes = cache.ne[2];
-  const auto& traits = dtype_traits(cache.type);
+  const QuantizeRowFn write = row_writer(cache.type);
   for (int64_t t = ctx.thread.share_begin(count); t < ctx.thread.share_end(count); ++t) {
     // rows is [n_embd_head, n_head_kv, n_tokens] or [n·planes, n_tokens]: token t's values are contiguous.
     const auto* values = reinterpret_cast<const float*>(static_cast<const uint8_t*>(rows.data) +
                                                         t * n * planes * sizeof(float));
-    for (int64_t p = 0; p < planes; ++p) traits.quantize(values + p * n, cache.row(slots[t], p), n);
+    for (int64_t p = 0; p < planes; ++p) write(values + p * n, cache.row(slots[t], p), n);
   }
 }
 

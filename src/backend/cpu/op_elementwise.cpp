@@ -5,6 +5,7 @@
 
 #include "backend/cpu/activation_kernels.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/row_kernels.h"
 
 namespace sinter::cpu {
 namespace {
@@ -54,11 +55,11 @@ void run_rms_norm(const Tensor& dst, const OpContext& ctx) {
   const Tensor& x = *dst.src[0];
   const float eps = dst.param_float(0);
   const int64_t n = x.ne[0];
+  const SumSquaresFn sum_squares = row_kernels().sum_squares;
   for (int64_t r = ctx.thread.share_begin(x.rows()); r < ctx.thread.share_end(x.rows()); ++r) {
     const float* in = row_f32(x, r);
     float* out = row_f32_mutable(dst, r);
-    double sum = 0.0;  // double: the mean of squares of thousands of values
-    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(in[i] * in[i]);
+    const double sum = sum_squares(in, n);  // double: the mean of squares of thousands of values
     const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(n)) + eps);
     for (int64_t i = 0; i < n; ++i) out[i] = in[i] * scale;
   }
@@ -170,7 +171,7 @@ void run_copy(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const int64_t n = a.ne[0];
   float* staging = ctx.scratch.floats.data();
-  const auto& out_traits = dtype_traits(dst.type);
+  const QuantizeRowFn write = row_writer(dst.type);
   for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
     const int64_t i1 = r % a.ne[1];
     const int64_t i2 = (r / a.ne[1]) % a.ne[2];
@@ -181,7 +182,7 @@ void run_copy(const Tensor& dst, const OpContext& ctx) {
     } else {  // strided elements (a permuted view): widen one value at a time
       for (int64_t i = 0; i < n; ++i) row_to_f32(a.type, in + i * a.nb[0], staging + i, 1);
     }
-    out_traits.quantize(staging, dst.row(i1, i2, i3), n);
+    write(staging, dst.row(i1, i2, i3), n);
   }
 }
 

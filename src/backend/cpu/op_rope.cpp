@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/row_kernels.h"
 #include "core/half.h"
 
 namespace sinter::cpu {
@@ -99,6 +100,7 @@ void run_rope_shift(const Tensor& dst, const OpContext& ctx) {
   const int64_t head_dim = dst.params[kRopeHeadDim];
   const int64_t row_length = cache.ne[0];
   float* row = ctx.scratch.floats.data();
+  const QuantizeRowFn write = row_writer(cache.type);
   std::vector<float> cos_sin(static_cast<size_t>(p.n_rot));
   for (int64_t c = ctx.thread.share_begin(cache.ne[1]); c < ctx.thread.share_end(cache.ne[1]); ++c) {
     if (deltas[c] == 0) continue;
@@ -107,7 +109,7 @@ void run_rope_shift(const Tensor& dst, const OpContext& ctx) {
       row_to_f32(cache.type, cache.row(c, plane), row, row_length);
       for (int64_t h = 0; h < row_length / head_dim; ++h)
         rotate_head(row + h * head_dim, cos_sin.data(), p.n_rot, p.neox);
-      dtype_traits(cache.type).quantize(row, cache.row(c, plane), row_length);
+      write(row, cache.row(c, plane), row_length);
     }
   }
 }

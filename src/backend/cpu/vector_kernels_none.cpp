@@ -1,10 +1,13 @@
-// Non-x86 builds: only the generic attention loop and activation functions exist.
+// Non-x86 builds: only the generic attention loop, activation functions and row kernels exist.
 #include "backend/cpu/activation_kernels.h"
 #include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/row_kernels.h"
 
 namespace sinter::cpu {
 AttendGroupFn attend_group_avx2() { return nullptr; }
 AttendGroupFn attend_group_avx512() { return nullptr; }
 SiluRowFn silu_row_avx2() { return nullptr; }
 SiluRowFn silu_row_avx512() { return nullptr; }
+RowKernels row_kernels_avx2() { return {}; }
+RowKernels row_kernels_avx512() { return {}; }
 }  // namespace sinter::cpu
