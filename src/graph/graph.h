@@ -42,6 +42,20 @@ struct AttentionParams {
   int32_t index_slot = 0;  // which AttentionIndex of the graph (e.g. 0 full, 1 sliding window)
 };
 
+// How an attention's cache tensors hold their KV heads: K [heads_per_row · head_dim, cells,
+// planes] and V [heads_per_row · head_dim_v, cells, planes], so n_head_kv = heads_per_row ·
+// planes (the KV cache's: one head per row, a plane per head; a single plane of all heads' rows
+// per cell is read too). For k->ne[0] a multiple of head_dim (Graph::attention checks it).
+struct AttentionCacheHeads {
+  int64_t per_row;
+  int64_t n_head_kv;
+  int64_t head_dim_v;
+};
+inline AttentionCacheHeads attention_cache_heads(const Tensor& k, const Tensor& v, int64_t head_dim) {
+  const int64_t per_row = k.ne[0] / head_dim;
+  return {per_row, per_row * k.ne[2], v.ne[0] / per_row};
+}
+
 class Graph {
  public:
   Graph() = default;

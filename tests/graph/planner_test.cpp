@@ -26,12 +26,12 @@ TEST(Planner, LiveTensorsNeverOverlap) {
   Tensor* x = graph.input("x", DType::F32, {100, 3, 1, 1});
   Tensor* a = graph.scale(x, 1.0f);
   Tensor* b = graph.silu(a);
-  Tensor* c = graph.add(a, b);          // a is still alive here
-  Tensor* d = graph.mul(c, x);          // x is alive until here
+  Tensor* c = graph.add(a, b);  // a is still alive here
+  Tensor* d = graph.mul(c, x);  // x is alive until here
   Tensor* e = graph.reshape(d, {300, 1, 1, 1});
   Tensor* f = graph.scale(e, 3.0f);
   graph.mark_output(f);
-  graph.mark_output(c);                 // outputs live to the end
+  graph.mark_output(c);  // outputs live to the end
   graph.finalize();
   const MemoryPlan plan = plan_memory(graph);
   const auto& nodes = graph.nodes();
@@ -78,6 +78,32 @@ TEST(Graph, ShapeMistakesAreCaughtAtBuildTime) {
   Tensor* b = graph.input("b", DType::F32, {7, 2, 1, 1});
   EXPECT_THROW(graph.add(a, b), std::logic_error);
   EXPECT_THROW(graph.reshape(a, {5, 3, 1, 1}), std::logic_error);
+}
+
+TEST(Graph, AttentionReadsItsKvHeadsFromEitherCacheLayout) {
+  Graph graph;
+  Tensor* q = graph.input("q", DType::F32, {16, 6, 2, 1});  // 6 heads of 16, 2 tokens
+  // One plane per KV head (the KV cache's layout) and all heads' rows per cell: 3 KV heads each.
+  Tensor* k_planes = graph.input("k", DType::F16, {16, 10, 3, 1});
+  Tensor* v_planes = graph.input("v", DType::F16, {8, 10, 3, 1});
+  Tensor* k_rows = graph.input("k_rows", DType::F16, {48, 10, 1, 1});
+  Tensor* v_rows = graph.input("v_rows", DType::F16, {24, 10, 1, 1});
+  for (auto [k, v] : {std::pair{k_planes, v_planes}, std::pair{k_rows, v_rows}}) {
+    const AttentionCacheHeads heads = attention_cache_heads(*k, *v, 16);
+    EXPECT_EQ(heads.n_head_kv, 3);
+    EXPECT_EQ(heads.head_dim_v, 8);
+    EXPECT_EQ(heads.per_row, k == k_rows ? 3 : 1);
+    const Tensor* out = graph.attention(q, k, v, AttentionParams{});
+    EXPECT_EQ(out->ne[0], 8 * 6);  // head_dim_v per query head
+    EXPECT_EQ(out->ne[1], 2);
+  }
+  Tensor* k4 = graph.input("k4", DType::F16, {16, 10, 4, 1});
+  Tensor* v4 = graph.input("v4", DType::F16, {8, 10, 4, 1});
+  EXPECT_THROW(graph.attention(q, k4, v4, AttentionParams{}), std::logic_error);  // 6 heads over 4
+  Tensor* k_odd = graph.input("k_odd", DType::F16, {40, 10, 1, 1});
+  Tensor* v_odd = graph.input("v_odd", DType::F16, {20, 10, 1, 1});
+  EXPECT_THROW(graph.attention(q, k_odd, v_odd, AttentionParams{}), std::logic_error);  // 40 / 16
+  EXPECT_THROW(graph.attention(q, k_planes, v4, AttentionParams{}), std::logic_error);  // planes differ
 }
 
 }  // namespace

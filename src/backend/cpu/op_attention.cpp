@@ -32,10 +32,9 @@ void run_store_rows(const Tensor& dst, const OpContext& ctx) {
 
 namespace {
 
-// Where KV head g's row of cell 0 starts in a cache tensor [heads_per_row · head_dim, cells,
+// Where KV head g's row of cell 0 starts in a cache tensor [per_row · head_dim, cells,
 // planes] (the KV cache's is [head_dim, cells, heads]); its cells' rows are nb[1] apart.
-const uint8_t* head_rows(const Tensor& cache, int64_t head_dim, int64_t g) {
-  const int64_t per_row = cache.ne[0] / head_dim;
+const uint8_t* head_rows(const Tensor& cache, int64_t head_dim, int64_t per_row, int64_t g) {
   return cache.row(0, g / per_row) + (g % per_row) * sinter::row_bytes(cache.type, head_dim);
 }
 
@@ -58,8 +57,9 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const int64_t head_dim = q.ne[0];
   const int64_t n_head = q.ne[1];
   const int64_t n_tokens = q.ne[2];
-  const int64_t n_head_kv = k.ne[0] / head_dim * k.ne[2];
-  const int64_t head_dim_v = v.ne[0] / (k.ne[0] / head_dim);
+  const AttentionCacheHeads heads = attention_cache_heads(k, v, head_dim);
+  const int64_t n_head_kv = heads.n_head_kv;
+  const int64_t head_dim_v = heads.head_dim_v;
   const int64_t group = n_head / n_head_kv;
   const AttendGroupFn attend = attend_group_kernel();
 
@@ -97,8 +97,8 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
     for (int64_t g = 0; g < n_head_kv; ++g, ++unit) {
       if (unit % ctx.thread.count != ctx.thread.index) continue;
       for (int32_t i = 0; i < tokens; ++i) cell_counts[i] = index.end[static_cast<size_t>(t + i)] - begin;
-      args.keys = head_rows(k, head_dim, g);
-      args.values = head_rows(v, head_dim_v, g);
+      args.keys = head_rows(k, head_dim, heads.per_row, g);
+      args.values = head_rows(v, head_dim_v, heads.per_row, g);
       args.cells = index.cells.data() + begin;
       args.tokens = tokens;
       args.cell_counts = cell_counts;

@@ -239,8 +239,8 @@ size_t scratch_floats(const Tensor& node) {
       return static_cast<size_t>(node.src[0]->ne[0]);  // one unpacked row (≤ 4 bytes a value)
     case Op::kAttention: {
       const int64_t head_dim = node.src[0]->ne[0];
-      const int64_t n_head_kv = node.src[1]->ne[0] / head_dim;
-      return attention_scratch_floats(kMaxQuerySlots, head_dim, node.src[2]->ne[0] / n_head_kv);
+      const int64_t head_dim_v = attention_cache_heads(*node.src[1], *node.src[2], head_dim).head_dim_v;
+      return attention_scratch_floats(kMaxQuerySlots, head_dim, head_dim_v);
     }
     case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
