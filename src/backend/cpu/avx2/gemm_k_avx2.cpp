@@ -198,6 +198,16 @@ inline void q6_levels(const uint8_t* rec, int half, int g, __m256i* w) {
   }
 }
 
+// Q6_K group g's term for the 8 rows of one half and one column: scale · (Σ level·x − 32·Σx),
+// given the group's levels w, activation broadcasts xb and the column's −32·Σx. Levels ≤ 63: two
+// int16 pairs at a time (2 · 2·63·128 < 2^15).
+inline __m256i q6_group_term(const __m256i* w, const __m256i* xb, __m256i offset, __m256i scale) {
+  const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], xb[0]), _mm256_maddubs_epi16(w[1], xb[1]));
+  const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], xb[2]), _mm256_maddubs_epi16(w[3], xb[3]));
+  return _mm256_mullo_epi32(_mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)), offset),
+                            scale);
+}
+
 struct Q6K : SuperBlock<kQ6KRecord> {
   static constexpr int kPrefetchSteps = 16;
   template <int N>
@@ -213,14 +223,10 @@ struct Q6K : SuperBlock<kQ6KRecord> {
       const __m256i scale = load_i8x8_as_i32(rec + 32 + 16 * g + 8 * half);
       for (int c = 0; c < N; ++c) {
         const int8_t* xq = x[c].q + 256 * sb + 16 * g;
-        // Levels ≤ 63: two int16 pairs at a time (2 · 2·63·128 < 2^15).
-        const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], broadcast_i32(xq)),
-                                           _mm256_maddubs_epi16(w[1], broadcast_i32(xq + 4)));
-        const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], broadcast_i32(xq + 8)),
-                                           _mm256_maddubs_epi16(w[3], broadcast_i32(xq + 12)));
-        const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)),
-                                             _mm256_set1_epi32(x[c].sums[16 * sb + g]));  // − 32·Σx
-        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(sum, scale));
+        __m256i xb[4];
+        for (int i = 0; i < 4; ++i) xb[i] = broadcast_i32(xq + 4 * i);
+        isum[c] = _mm256_add_epi32(
+            isum[c], q6_group_term(w, xb, _mm256_set1_epi32(x[c].sums[16 * sb + g]), scale));  // − 32·Σx
       }
     }
     add_super_block<N, false>(rec, half, sb, x, isum, nullptr, acc);
@@ -242,13 +248,8 @@ struct Q6K : SuperBlock<kQ6KRecord> {
         ahead.step<2 * kPrefetchSteps>(2 * g + h);  // as many lines per step as add
         __m256i w[4];
         q6_levels(rec, h, g, w);
-        const __m256i a =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[0], xb[0]), _mm256_maddubs_epi16(w[1], xb[1]));
-        const __m256i b =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[2], xb[2]), _mm256_maddubs_epi16(w[3], xb[3]));
-        const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(widen_pairs(a), widen_pairs(b)), offset);
-        isum[h] =
-            _mm256_add_epi32(isum[h], _mm256_mullo_epi32(sum, load_i8x8_as_i32(rec + 32 + 16 * g + 8 * h)));
+        isum[h] = _mm256_add_epi32(isum[h],
+                                   q6_group_term(w, xb, offset, load_i8x8_as_i32(rec + 32 + 16 * g + 8 * h)));
       }
       step_done(isum[0], isum[1]);
     }
