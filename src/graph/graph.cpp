@@ -167,6 +167,9 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams&
 Tensor* Graph::rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                           Tensor* freq_factors) {
   require(deltas->type == DType::I32 && deltas->ne[0] == cache->ne[1], "rope_shift deltas", cache, deltas);
+  require(head_dim > 0 && cache->ne[0] % head_dim == 0 && params.n_rot > 0 && params.n_rot <= head_dim &&
+              params.n_rot % 2 == 0,
+          "rope_shift head size and n_rot", cache);
   Tensor* t = new_node(Op::kRopeShift, cache->type, cache->ne, {cache, deltas, freq_factors});
   t->nb = cache->nb;
   t->view_source = cache;

@@ -242,7 +242,8 @@ size_t scratch_floats(const Tensor& node) {
       const int64_t head_dim_v = attention_cache_heads(*node.src[1], *node.src[2], head_dim).head_dim_v;
       return attention_scratch_floats(kMaxQuerySlots, head_dim, head_dim_v);
     }
-    case Op::kRopeShift: return static_cast<size_t>(node.ne[0]);
+    case Op::kRope: return static_cast<size_t>(node.ne[0]);           // cos/sin of n_rot ≤ head_dim
+    case Op::kRopeShift: return 2 * static_cast<size_t>(node.ne[0]);  // a cached row, then cos/sin
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
     default: return 0;
   }

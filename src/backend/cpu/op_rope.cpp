@@ -1,7 +1,6 @@
 // Rotary position embeddings (normal and NeoX pairing; linear, YaRN and per-dimension
 // frequency-factor scaling) and the in-place rotation of cached keys for context shifts.
 #include <cmath>
-#include <vector>
 
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/row_kernels.h"
@@ -18,11 +17,6 @@ float yarn_correction_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
   return static_cast<float>(n_dims) * std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * kPi)) /
          (2.0f * std::log(base));
 }
-
-struct RopeTable {
-  // cos/sin per rotated pair for one position: [n_rot/2] each, magnitude scaling included.
-  std::vector<float> cos_sin;
-};
 
 // Fills cos_sin[2*k], cos_sin[2*k+1] for pairs k = 0..n_rot/2-1 at `position` (which may be a
 // negative delta for shifts). `magnitude` false leaves out YaRN's attention-magnitude factor.
@@ -77,14 +71,14 @@ void run_rope(const Tensor& dst, const OpContext& ctx) {
   const float* factors = dst.src[2] != nullptr ? dst.src[2]->data_as<const float>() : nullptr;
   const RopeParams p = rope_params_of(dst);
   const int64_t head_dim = x.ne[0];
-  std::vector<float> cos_sin(static_cast<size_t>(p.n_rot));
+  float* cos_sin = ctx.scratch.floats.data();  // [n_rot]: scratch_floats, nothing allocated per token
   for (int64_t t = ctx.thread.share_begin(x.ne[2]); t < ctx.thread.share_end(x.ne[2]); ++t) {
-    rope_angles(p, factors, static_cast<float>(positions[t]), true, cos_sin.data());
+    rope_angles(p, factors, static_cast<float>(positions[t]), true, cos_sin);
     for (int64_t h = 0; h < x.ne[1]; ++h) {
       const auto* in = reinterpret_cast<const float*>(x.row(h, t));
       auto* out = reinterpret_cast<float*>(dst.row(h, t));
       for (int64_t i = 0; i < head_dim; ++i) out[i] = in[i];
-      rotate_head(out, cos_sin.data(), p.n_rot, p.neox);
+      rotate_head(out, cos_sin, p.n_rot, p.neox);
     }
   }
 }
@@ -99,16 +93,16 @@ void run_rope_shift(const Tensor& dst, const OpContext& ctx) {
   const RopeParams p = rope_params_of(dst);
   const int64_t head_dim = dst.params[kRopeHeadDim];
   const int64_t row_length = cache.ne[0];
-  float* row = ctx.scratch.floats.data();
+  float* row = ctx.scratch.floats.data();  // [row_length], then cos_sin [n_rot] (scratch_floats)
+  float* cos_sin = row + row_length;
   const QuantizeRowFn write = row_writer(cache.type);
-  std::vector<float> cos_sin(static_cast<size_t>(p.n_rot));
   for (int64_t c = ctx.thread.share_begin(cache.ne[1]); c < ctx.thread.share_end(cache.ne[1]); ++c) {
     if (deltas[c] == 0) continue;
-    rope_angles(p, factors, static_cast<float>(deltas[c]), false, cos_sin.data());
+    rope_angles(p, factors, static_cast<float>(deltas[c]), false, cos_sin);
     for (int64_t plane = 0; plane < cache.ne[2]; ++plane) {
       row_to_f32(cache.type, cache.row(c, plane), row, row_length);
       for (int64_t h = 0; h < row_length / head_dim; ++h)
-        rotate_head(row + h * head_dim, cos_sin.data(), p.n_rot, p.neox);
+        rotate_head(row + h * head_dim, cos_sin, p.n_rot, p.neox);
       write(row, cache.row(c, plane), row_length);
     }
   }

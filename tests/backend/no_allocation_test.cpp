@@ -1,0 +1,118 @@
+// Issue 4: nothing is allocated on the per-token path. A graph of one llama layer for one token
+// (norms, quantized matrix products, RoPE, KV stores, attention, SwiGLU, residual adds) is
+// computed once (weights are repacked, scratch sized), then again for the next token with the
+// same graph: the second compute must not call operator new on any thread.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "backend/op_test_support.h"
+#include "tensor/convert.h"
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+
+void* allocate(std::size_t n) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* allocate_aligned(std::size_t n, std::align_val_t alignment) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  const auto a = static_cast<std::size_t>(alignment);
+  if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+// The replaceable global allocation functions of this test binary, counting while asked to.
+void* operator new(std::size_t n) { return allocate(n); }
+void* operator new[](std::size_t n) { return allocate(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return allocate_aligned(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return allocate_aligned(n, a); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace sinter {
+namespace {
+
+using testing::GraphRunner;
+using testing::random_values;
+
+// A quantized weight [n_in, n_out] that outlives the graph.
+struct Weight {
+  std::vector<uint8_t> blocks;
+  Tensor tensor;
+  Weight(const char* name, DType type, int64_t n_in, int64_t n_out, uint32_t seed)
+      : blocks(row_bytes(type, n_in) * static_cast<size_t>(n_out)) {
+    const auto values = random_values(static_cast<size_t>(n_in * n_out), seed, 0.5f);
+    EXPECT_TRUE(quantize_rows(type, values.data(), n_in, n_out, blocks.data()));
+    tensor = make_persistent(name, type, {n_in, n_out, 1, 1}, blocks.data());
+  }
+};
+
+TEST(CpuBackend, ComputingAGraphAgainForTheNextTokenAllocatesNothing) {
+  const int64_t n_embd = 256, head_dim = 64, n_head = 4, n_head_kv = 2, n_ff = 512, cells = 16;
+  for (DType type : {DType::Q4_0, DType::Q4_K, DType::F16}) {
+    SCOPED_TRACE(dtype_name(type));
+    Weight wq("wq", type, n_embd, head_dim * n_head, 1), wk("wk", type, n_embd, head_dim * n_head_kv, 2),
+        wv("wv", type, n_embd, head_dim * n_head_kv, 3), wo("wo", type, head_dim * n_head, n_embd, 4),
+        gate("gate", type, n_embd, n_ff, 5), up("up", type, n_embd, n_ff, 6),
+        down("down", type, n_ff, n_embd, 7);
+    std::vector<float> norm_values(static_cast<size_t>(n_embd), 1.5f);
+    Tensor norm = make_persistent("norm", DType::F32, {n_embd, 1, 1, 1}, norm_values.data());
+    std::vector<uint8_t> k_bytes(row_bytes(DType::F16, head_dim) * cells * n_head_kv),
+        v_bytes(k_bytes.size());
+    Tensor k_cache = make_persistent("k_cache", DType::F16, {head_dim, cells, n_head_kv, 1}, k_bytes.data());
+    Tensor v_cache = make_persistent("v_cache", DType::F16, {head_dim, cells, n_head_kv, 1}, v_bytes.data());
+
+    GraphRunner runner(2);
+    Graph& g = runner.graph();
+    Tensor* x = g.input("x", DType::F32, {n_embd, 1, 1, 1});
+    Tensor* pos = g.input("pos", DType::I32, {1, 1, 1, 1});
+    Tensor* slots = g.input("slots", DType::I32, {1, 1, 1, 1});
+    RopeParams rope;
+    rope.n_rot = static_cast<int32_t>(head_dim);
+    Tensor* h = g.mul(g.rms_norm(x, 1e-5f), &norm);
+    Tensor* q = g.rope(g.reshape(g.mul_mat(&wq.tensor, h), {head_dim, n_head, 1, 1}), pos, rope);
+    Tensor* k = g.rope(g.reshape(g.mul_mat(&wk.tensor, h), {head_dim, n_head_kv, 1, 1}), pos, rope);
+    Tensor* v = g.mul_mat(&wv.tensor, h);
+    AttentionParams params;
+    params.scale = 0.125f;
+    Tensor* attn = g.attention(q, g.store_rows(&k_cache, k, slots), g.store_rows(&v_cache, v, slots), params);
+    Tensor* x2 = g.add(x, g.mul_mat(&wo.tensor, attn));
+    Tensor* h2 = g.mul(g.rms_norm(x2, 1e-5f), &norm);
+    Tensor* ff = g.mul_mat(&down.tensor, g.swiglu(g.mul_mat(&gate.tensor, h2), g.mul_mat(&up.tensor, h2)));
+    Tensor* out = g.add(x2, ff);
+    runner.prepare(out);
+
+    AttentionIndex& index = g.attention_indices()[0];
+    index.cells.reserve(cells);
+    index.begin = {0};
+    index.end = {0};
+    for (int32_t token = 0; token < 3; ++token) {
+      GraphRunner::write(x, random_values(static_cast<size_t>(n_embd), 10 + static_cast<uint32_t>(token)));
+      *pos->data_as<int32_t>() = token;
+      *slots->data_as<int32_t>() = token;
+      index.cells.push_back(token);  // within the reserved capacity: no allocation
+      index.end[0] = token + 1;
+      counting = token > 0;  // the first compute repacks the weights and sizes the scratch
+      allocations = 0;
+      runner.run();
+      counting = false;
+      EXPECT_EQ(allocations.load(), 0) << "token " << token;
+      const auto result = GraphRunner::read(out);
+      for (float r : result) ASSERT_TRUE(std::isfinite(r));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sinter
