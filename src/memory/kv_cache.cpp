@@ -65,6 +65,9 @@ std::pair<KvCache::EntryList::iterator, KvCache::EntryList::iterator> KvCache::r
 
 void KvCache::insert(SequenceId sequence, Entry entry) {
   EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  // Room for every cell at a sequence's first entry (8 bytes a cell), so that generation never
+  // grows the list.
+  if (list.capacity() == 0) list.reserve(cells_.size());
   if (list.empty() || list.back().position < entry.position) {
     list.push_back(entry);  // the usual case: positions grow
   } else {
@@ -73,6 +76,12 @@ void KvCache::insert(SequenceId sequence, Entry entry) {
 }
 
 Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) {
+  std::vector<int32_t> slots;
+  SINTER_TRY(place(tokens, &slots));
+  return slots;
+}
+
+Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots) {
   for (const auto& t : tokens) {
     if (t.sequence < 0 || t.sequence >= kMaxSequences) {
       return make_error(ErrorCode::kInvalidArgument, "sequence id ", t.sequence, " outside 0..",
@@ -85,8 +94,8 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
                       " are in use and the batch needs ", tokens.size(), " more");
   }
   // Reject a (sequence, position) that is already cached or repeated in the batch.
-  std::vector<std::pair<SequenceId, Position>> batch;
-  batch.reserve(tokens.size());
+  std::vector<std::pair<SequenceId, Position>>& batch = placing_;
+  batch.clear();
   for (const auto& t : tokens) {
     const EntryList& list = by_sequence_[static_cast<size_t>(t.sequence)];
     if (std::binary_search(list.begin(), list.end(), Entry{t.position, 0})) {
@@ -100,8 +109,7 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
     return make_error(ErrorCode::kInvalidArgument, "position ", twice->second, " of sequence ", twice->first,
                       " appears twice in the batch");
   }
-  std::vector<int32_t> slots;
-  slots.reserve(tokens.size());
+  slots->clear();
   const auto n = static_cast<int32_t>(cells_.size());
   int32_t c = search_start_;
   for (const auto& t : tokens) {
@@ -109,17 +117,18 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
     cells_[static_cast<size_t>(c)].position = t.position;
     cells_[static_cast<size_t>(c)].sequences = bit(t.sequence);
     insert(t.sequence, Entry{t.position, c});
-    slots.push_back(c);
+    slots->push_back(c);
     ++used_;
     c = (c + 1) % n;
   }
   search_start_ = c;
-  return slots;
+  return ok_status();
 }
 
 void KvCache::fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                                    AttentionIndex* index) const {
   index->cells.clear();
+  index->cells.reserve(cells_.size());  // one sequence's entries: never grown by generation
   index->begin.resize(tokens.size());
   index->end.resize(tokens.size());
   // Each sequence's entries once, concatenated; a token's visible cells are a range of them.

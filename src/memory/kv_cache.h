@@ -56,6 +56,8 @@ class KvCache {
 
   // Gives every token a free cell (recording its sequence and position) and returns the cells,
   // or kContextFull with nothing changed. A (sequence, position) already cached is an error.
+  // Writes the cells to *slots (its capacity reused: nothing is allocated per generated token).
+  Status place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots);
   Result<std::vector<int32_t>> place(std::span<const CacheToken> tokens);
 
   // The cells each token may attend to: same sequence, position ≤ its own (causal) or any
@@ -106,6 +108,7 @@ class KvCache {
   DType type_ = DType::F16;
   std::vector<Cell> cells_;
   std::vector<EntryList> by_sequence_ = std::vector<EntryList>(kMaxSequences);
+  std::vector<std::pair<SequenceId, Position>> placing_;  // place()'s batch, sorted to find repeats
   std::vector<int32_t> deltas_;
   bool shift_pending_ = false;
   int32_t used_ = 0;

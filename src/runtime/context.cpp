@@ -158,10 +158,12 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   // A pass without outputs still runs the whole graph for its cache writes; compute one row.
   const BatchShape shape{n_tokens, std::max(n_outputs, 1)};
 
-  std::vector<CacheToken> tokens(pass.size());
+  std::vector<CacheToken>& tokens = pass_tokens_;  // capacities reused across passes
+  tokens.resize(pass.size());
   for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
   SINTER_ASSIGN(PreparedGraph * prepared, graph_for(shape));
-  SINTER_ASSIGN(const std::vector<int32_t> slots, cache_->place(tokens));
+  std::vector<int32_t>& slots = pass_slots_;
+  SINTER_TRY(cache_->place(tokens, &slots));
 
   ForwardContext& fx = *prepared->forward;
   auto* ids = fx.token_ids->data_as<int32_t>();

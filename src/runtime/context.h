@@ -74,6 +74,8 @@ class Context {
   std::unique_ptr<KvCache> cache_;
   std::list<std::unique_ptr<PreparedGraph>> graphs_;  // most recently used first
   std::vector<float> logits_;
+  std::vector<CacheToken> pass_tokens_;  // run_pass's tokens and their cells, reused per pass
+  std::vector<int32_t> pass_slots_;
   int32_t output_count_ = 0;
   GraphStats stats_;
 };

@@ -2,43 +2,11 @@
 // (norms, quantized matrix products, RoPE, KV stores, attention, SwiGLU, residual adds) is
 // computed once (weights are repacked, scratch sized), then again for the next token with the
 // same graph: the second compute must not call operator new on any thread.
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <cmath>
 
 #include "backend/op_test_support.h"
+#include "support/allocation_counter.h"
 #include "tensor/convert.h"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-void* allocate(std::size_t n) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* allocate_aligned(std::size_t n, std::align_val_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  const auto a = static_cast<std::size_t>(alignment);
-  if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-// The replaceable global allocation functions of this test binary, counting while asked to.
-void* operator new(std::size_t n) { return allocate(n); }
-void* operator new[](std::size_t n) { return allocate(n); }
-void* operator new(std::size_t n, std::align_val_t a) { return allocate_aligned(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return allocate_aligned(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace sinter {
 namespace {
@@ -57,6 +25,13 @@ struct Weight {
     tensor = make_persistent(name, type, {n_in, n_out, 1, 1}, blocks.data());
   }
 };
+
+TEST(CountingAllocations, CountsEveryAllocationWhileAlive) {
+  const testing::CountingAllocations allocations;
+  std::vector<int> v(10);
+  asm volatile("" : : "r"(v.data()) : "memory");  // the allocation is not elided
+  EXPECT_EQ(allocations.count(), 1);
+}
 
 TEST(CpuBackend, ComputingAGraphAgainForTheNextTokenAllocatesNothing) {
   const int64_t n_embd = 256, head_dim = 64, n_head = 4, n_head_kv = 2, n_ff = 512, cells = 16;
@@ -103,11 +78,13 @@ TEST(CpuBackend, ComputingAGraphAgainForTheNextTokenAllocatesNothing) {
       *slots->data_as<int32_t>() = token;
       index.cells.push_back(token);  // within the reserved capacity: no allocation
       index.end[0] = token + 1;
-      counting = token > 0;  // the first compute repacks the weights and sizes the scratch
-      allocations = 0;
-      runner.run();
-      counting = false;
-      EXPECT_EQ(allocations.load(), 0) << "token " << token;
+      if (token == 0) {
+        runner.run();  // the first compute repacks the weights and sizes the scratch
+      } else {
+        const testing::CountingAllocations allocations;
+        runner.run();
+        EXPECT_EQ(allocations.count(), 0) << "token " << token;
+      }
       const auto result = GraphRunner::read(out);
       for (float r : result) ASSERT_TRUE(std::isfinite(r));
     }
