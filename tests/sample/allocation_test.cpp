@@ -1,33 +1,13 @@
 // sample() must not allocate: the chain owns every buffer it needs. This binary counts calls to
-// the global operator new while a flag is set.
+// the global operator new (support/allocation_counter).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "sample/sampler_chain.h"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/allocation_counter.h"
 
 namespace sinter {
 namespace {
@@ -39,24 +19,20 @@ long allocations_while_sampling(const SamplerOptions& options, int32_t vocab_siz
   auto chain = SamplerChain::create(options, vocab_size);
   EXPECT_TRUE(chain.ok());
   for (TokenId t = 0; t < 10; ++t) EXPECT_TRUE(chain->accept(t).ok());
-  allocations = 0;
-  counting = true;
+  const testing::CountingAllocations allocations;
   for (int i = 0; i < 50; ++i) {
     auto token = chain->sample(logits);
     if (!token.ok() || !chain->accept(*token).ok()) break;
   }
-  counting = false;
-  return allocations.load();
+  return allocations.count();
 }
 
 TEST(SamplerChain, SamplingDoesNotAllocate) {
-  // The counter itself works (a vector of ints allocates once).
-  allocations = 0;
-  counting = true;
-  auto probe = std::make_unique<std::vector<int>>(10);
-  counting = false;
-  EXPECT_GE(allocations.load(), 2);
-  probe.reset();
+  {  // The counter itself works (the vector object and its ints).
+    const testing::CountingAllocations allocations;
+    auto probe = std::make_unique<std::vector<int>>(10);
+    EXPECT_GE(allocations.count(), 2);
+  }
 
   SamplerOptions defaults;
   defaults.seed = 1;
