@@ -8,7 +8,7 @@
 //   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
 //   rows/<isa>/to_f16/1024           one token's K row of the 1 B llama written as F16
 //   rows/<isa>/sum_squares/2048      RMS norm's sum over one hidden-state row
-//   memory/read/threads:N          a plain read of 1 GiB by N threads: the machine's bandwidth,
+//   memory/read/readers:N          a plain read of 1 GiB by N threads at once: the bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
 // bandwidth, not DRAM bandwidth (`sinter bench` measures the model end to end).
@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/activation_kernels.h"
@@ -177,8 +178,11 @@ __attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* words, s
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-// Reads a 1 GiB buffer (each of the benchmark's threads its own slice) and sums it, so that no
-// kernel arithmetic limits the rate: what memory gives to `threads` cores.
+// Reads a 1 GiB buffer with `readers` threads at once, each its own slice, and sums it, so that no
+// kernel arithmetic limits the rate: what memory gives to that many cores. One timed region
+// holds all the reads (the threads start together and the iteration ends when the last one is
+// done; starting two threads costs ~0.1 ms of a read of ~40 ms). Google Benchmark's own
+// Threads(2) timed each thread alone and reported 32–48 GB/s on a VM whose one core reads 13.
 void bench_memory_read(benchmark::State& state) {
   constexpr size_t kBytes = size_t{1} << 30;
   static const AlignedBytes buffer = [] {
@@ -186,14 +190,23 @@ void bench_memory_read(benchmark::State& state) {
     std::memset(b.get(), 1, kBytes);  // touch every page before timing
     return b;
   }();
-  const size_t slice = kBytes / static_cast<size_t>(state.threads());
-  const auto* words =
-      reinterpret_cast<const uint64_t*>(buffer.get() + slice * static_cast<size_t>(state.thread_index()));
-  const size_t n = slice / sizeof(uint64_t);
+  const auto readers = static_cast<size_t>(state.range(0));
+  const size_t n = kBytes / readers / sizeof(uint64_t);
   const bool avx2 = isa_level_supported(IsaLevel::kAvx2);
-  for (auto _ : state) benchmark::DoNotOptimize(avx2 ? sum_words_avx2(words, n) : sum_words(words, n));
+  const auto read = [&](size_t r) {
+    const auto* words = reinterpret_cast<const uint64_t*>(buffer.get()) + r * n;
+    benchmark::DoNotOptimize(avx2 ? sum_words_avx2(words, n) : sum_words(words, n));
+  };
+  std::vector<std::thread> others;
+  for (auto _ : state) {
+    for (size_t r = 1; r < readers; ++r) others.emplace_back(read, r);
+    read(0);
+    for (auto& t : others) t.join();
+    others.clear();
+  }
   state.counters["B/s"] = benchmark::Counter(
-      static_cast<double>(slice) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+      static_cast<double>(n * readers * sizeof(uint64_t)) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
 }
 
 void bench_reference(benchmark::State& state, DType type, int64_t n_in, int64_t n_out) {
@@ -359,7 +372,11 @@ void register_all() {
     benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
     benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
   }
-  benchmark::RegisterBenchmark("memory/read", bench_memory_read)->Threads(1)->Threads(2)->UseRealTime();
+  benchmark::RegisterBenchmark("memory/read", bench_memory_read)
+      ->ArgName("readers")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseRealTime();
   for (DType type : bench_types()) {
     if (reference_vec_dot(type) == nullptr) continue;
     benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
