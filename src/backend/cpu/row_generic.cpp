@@ -11,9 +11,7 @@ double sum_squares_generic(const float* x, int64_t n) {
   for (; i + 8 <= n; i += 8) {
     for (int j = 0; j < 8; ++j) s[j] += static_cast<double>(x[i + j] * x[i + j]);
   }
-  double total = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-  for (; i < n; ++i) total += static_cast<double>(x[i] * x[i]);
-  return total;
+  return combine_sum_squares(s, x, i, n);
 }
 
 namespace {

@@ -22,6 +22,14 @@ using F16RowFn = void (*)(const float* in, void* out, int64_t n);
 // sum lies within ~1e-16 of a float rounding boundary.)
 using SumSquaresFn = double (*)(const float* x, int64_t n);
 
+// The end of that order, shared by every version: the 8 partial sums combined, then the squares
+// of x[from..n) added one by one.
+inline double combine_sum_squares(const double (&s)[8], const float* x, int64_t from, int64_t n) {
+  double total = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+  for (int64_t i = from; i < n; ++i) total += static_cast<double>(x[i] * x[i]);
+  return total;
+}
+
 struct RowKernels {
   F16RowFn to_f16;
   SumSquaresFn sum_squares;

@@ -33,11 +33,10 @@ double sum_squares(const float* x, int64_t n) {
     low = _mm256_add_pd(low, _mm256_cvtps_pd(_mm256_castps256_ps128(squares)));
     high = _mm256_add_pd(high, _mm256_cvtps_pd(_mm256_extractf128_ps(squares, 1)));
   }
-  const __m256d pairs = _mm256_add_pd(low, high);  // s_k + s_{k+4}
-  const __m128d quads = _mm_add_pd(_mm256_castpd256_pd128(pairs), _mm256_extractf128_pd(pairs, 1));
-  double total = _mm_cvtsd_f64(quads) + _mm_cvtsd_f64(_mm_unpackhi_pd(quads, quads));
-  for (; i < n; ++i) total += static_cast<double>(x[i] * x[i]);
-  return total;
+  alignas(32) double s[8];
+  _mm256_store_pd(s, low);
+  _mm256_store_pd(s + 4, high);
+  return combine_sum_squares(s, x, i, n);
 }
 
 }  // namespace

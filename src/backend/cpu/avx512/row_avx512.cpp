@@ -33,9 +33,7 @@ double sum_squares(const float* x, int64_t n) {
   }
   alignas(64) double s[8];
   _mm512_store_pd(s, partial);
-  double total = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-  for (; i < n; ++i) total += static_cast<double>(x[i] * x[i]);
-  return total;
+  return combine_sum_squares(s, x, i, n);
 }
 
 }  // namespace
