@@ -47,6 +47,17 @@ inline void prefetch_lines(const uint8_t* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
 }
 
+// Step `step` of `Steps` of a prefetch of the `Bytes` at p spread over a record's work: its share
+// of whole cache lines. Issued all at once at the start of a record, a K-quant super-block's
+// 21-53 lines filled the core's L1 miss buffers and stalled the loads of the record being
+// computed (docs/KERNELS.md "Prefetch").
+template <size_t Bytes, int Steps>
+inline void prefetch_step(const uint8_t* p, int step) {
+  constexpr size_t kLines = (Bytes + 63) / 64;
+  for (size_t l = kLines * step / Steps; l < kLines * (step + 1) / Steps; ++l)
+    _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l), _MM_HINT_T0);
+}
+
 // One activation column in the planar layout.
 struct Column {
   const int8_t* q;
