@@ -124,7 +124,7 @@ void tile(const uint8_t* group, int64_t blocks, const uint8_t* columns, const Co
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* rec = group + static_cast<size_t>(b) * Decoder::kRecord;
     prefetch_lines(rec + kRecordPrefetchDistance, Decoder::kRecord);
-    prefetch_lines_into_l2(rec + kRecordPrefetchDistance + kL2PrefetchDistance, Decoder::kRecord);
+    prefetch_lines<_MM_HINT_T1>(rec + kRecordPrefetchDistance + kL2PrefetchDistance, Decoder::kRecord);
     __m512i w[8];
     Decoder::levels(rec, w);
     const __m512 dw = load_f16x16(rec);
