@@ -116,5 +116,69 @@ TEST(KernelsMatMul, RepackedAndFileRowsGiveTheSameBits) {
   }
 }
 
+// Products of several weights with the same columns (the Q, K and V projections; the FFN's gate
+// and up) run as one pool of work over all the matrices (cpu_backend.cpp's steps): each output
+// must keep the bits of its product run alone, whichever matrices share the run (the same or
+// another rounding of the columns, more matrices than one run takes) and however threads split it.
+TEST(KernelsMatMul, ProductsOfTheSameColumnsKeepTheBitsOfEachAlone) {
+  struct Case {
+    std::vector<DType> types;
+    std::vector<int64_t> n_out;
+  };
+  const Case cases[] = {
+      {{DType::Q4_0, DType::Q4_0, DType::Q4_0}, {260, 40, 40}},
+      {{DType::Q4_K, DType::Q4_K, DType::Q6_K}, {130, 24, 260}},
+      {{DType::F16, DType::F16, DType::F16, DType::F16, DType::F16}, {40, 260, 8, 72, 130}},
+      {{DType::Q4_0, DType::Q8_0, DType::Q8_0, DType::Q5_K, DType::IQ4_XS}, {72, 40, 260, 24, 130}},
+  };
+  const int64_t n_in = 512;
+  for (const Case& c : cases) {
+    std::vector<std::vector<uint8_t>> blocks(c.types.size());
+    std::vector<Tensor> weights;
+    for (size_t i = 0; i < c.types.size(); ++i) {
+      blocks[i].resize(row_bytes(c.types[i], n_in) * c.n_out[i]);
+      ASSERT_TRUE(quantize_rows(c.types[i], values(static_cast<size_t>(n_in * c.n_out[i]), 10 + i).data(),
+                                n_in, c.n_out[i], blocks[i].data()));
+      weights.push_back(
+          make_persistent("w" + std::to_string(i), c.types[i], {n_in, c.n_out[i], 1, 1}, blocks[i].data()));
+    }
+    for (int threads : {1, 2, 3}) {
+      for (int64_t m : {1, 5}) {
+        SCOPED_TRACE(std::string(dtype_name(c.types[0])) + " case, " + std::to_string(threads) +
+                     " threads, m " + std::to_string(m));
+        const auto x = values(static_cast<size_t>(n_in * m), 5);
+        sinter::Run run;
+        run.backend = std::move(create_backend("cpu", BackendOptions{threads})).value();
+        std::vector<std::vector<uint8_t>> copies;
+        std::vector<Tensor> prepared = weights;
+        for (Tensor& w : prepared) {
+          copies.emplace_back(static_cast<const uint8_t*>(w.data),
+                              static_cast<const uint8_t*>(w.data) + w.bytes());
+          w.data = copies.back().data();
+          ASSERT_TRUE(run.backend->prepare_weight(&w));
+        }
+        Tensor* input = run.graph.input("x", DType::F32, {n_in, m, 1, 1});
+        std::vector<Tensor*> outs;
+        for (Tensor& w : prepared) outs.push_back(run.graph.mul_mat(&w, input));
+        for (Tensor* out : outs) run.graph.mark_output(out);
+        run.graph.finalize();
+        run.plan = plan_memory(run.graph);
+        run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
+        auto* base = run.arena.data() +
+                     (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
+        bind_memory(run.graph, run.plan, base);
+        std::memcpy(input->data, x.data(), input->bytes());
+        ASSERT_TRUE(run.backend->compute(run.graph));
+        for (size_t i = 0; i < outs.size(); ++i) {
+          const auto alone = run_op(weights[i], true, threads, x, m);
+          ASSERT_EQ(static_cast<size_t>(outs[i]->elements()), alone.size());
+          EXPECT_EQ(std::memcmp(outs[i]->data, alone.data(), alone.size() * sizeof(float)), 0)
+              << "product " << i << " (" << dtype_name(c.types[i]) << ")";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sinter

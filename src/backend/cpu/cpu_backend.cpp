@@ -46,8 +46,7 @@ class CpuBackend final : public Backend {
           return ExecutionPath::kRepacked;
         }
         return has_dequantizer(weight_type) ? ExecutionPath::kDirect : ExecutionPath::kUnsupported;
-      default:
-        return ExecutionPath::kUnsupported;
+      default: return ExecutionPath::kUnsupported;
     }
   }
 
@@ -74,10 +73,16 @@ class CpuBackend final : public Backend {
     }
     if (shared_.size() < shared + 64) shared_.resize(shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
+    plan_steps(graph);
     const auto run_all = [&](const ThreadContext& thread) {
       OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
-      for (const Tensor* node : graph.nodes()) {
-        if (run_node(*node, ctx)) thread.barrier();
+      for (const Step& step : steps_) {
+        if (step.count > 1) {
+          run_mul_mat_run(step.nodes, step.count, ctx);
+        } else if (!run_node(*step.nodes[0], ctx)) {
+          continue;
+        }
+        thread.barrier();
       }
     };
     // A pass too small to share (a tiny model's generation step) runs on the calling thread:
@@ -117,6 +122,28 @@ class CpuBackend final : public Backend {
     return true;
   }
 
+  // One step per node that computes, except that consecutive matrix products of packed weights
+  // reading the same activations become one step (run_mul_mat_run). Rebuilt every pass (a scan
+  // of the nodes; the vector keeps its capacity, so nothing is allocated per token).
+  struct Step {
+    const Tensor* nodes[kMaxMatMulRun];
+    int count;
+  };
+  void plan_steps(const Graph& graph) {
+    steps_.clear();
+    for (const Tensor* node : graph.nodes()) {
+      if (node->op == Op::kLeaf || node->op == Op::kView) continue;
+      if (!steps_.empty()) {
+        Step& last = steps_.back();
+        if (last.count < kMaxMatMulRun && shares_packed_columns(*last.nodes[0], *node, packed_)) {
+          last.nodes[last.count++] = node;
+          continue;
+        }
+      }
+      steps_.push_back(Step{{node}, 1});
+    }
+  }
+
   Status check_supported(const Graph& graph) const {
     for (const Tensor* node : graph.nodes()) {
       if ((node->op == Op::kMatMul || node->op == Op::kGetRows) &&
@@ -126,8 +153,8 @@ class CpuBackend final : public Backend {
       }
       const bool converts = node->op == Op::kCopy || node->op == Op::kStoreRows || node->op == Op::kRopeShift;
       if (converts && row_writer(node->type) == nullptr) {
-        return make_error(ErrorCode::kUnsupported, "cpu backend cannot write ", dtype_name(node->type),
-                          " (", node->name, ")");
+        return make_error(ErrorCode::kUnsupported, "cpu backend cannot write ", dtype_name(node->type), " (",
+                          node->name, ")");
       }
     }
     return ok_status();
@@ -137,12 +164,14 @@ class CpuBackend final : public Backend {
   PackedWeightStore packed_;
   std::vector<Scratch> scratch_;
   std::vector<uint8_t> shared_;
+  std::vector<Step> steps_;
 };
 
 const BackendRegistration kCpu{"cpu", [](const BackendOptions& options) -> Result<std::unique_ptr<Backend>> {
-  const int threads = options.threads > 0 ? options.threads : default_thread_count();
-  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(threads));
-}};
+                                 const int threads =
+                                     options.threads > 0 ? options.threads : default_thread_count();
+                                 return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(threads));
+                               }};
 
 }  // namespace
 }  // namespace sinter::cpu

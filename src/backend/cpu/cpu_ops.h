@@ -20,9 +20,9 @@ struct Scratch {
 
 struct OpContext {
   const ThreadContext& thread;
-  Scratch& scratch;          // this thread's own
-  uint8_t* shared;           // one buffer all threads of the region see (e.g. quantized
-                             // activations written by all, then read by all after a barrier)
+  Scratch& scratch;  // this thread's own
+  uint8_t* shared;   // one buffer all threads of the region see (e.g. quantized
+                     // activations written by all, then read by all after a barrier)
   const Graph& graph;
   const PackedWeightStore* packed = nullptr;  // weights repacked at load (matmul, get_rows)
 };
@@ -34,11 +34,18 @@ size_t shared_scratch_bytes(const Tensor& node);
 
 void run_get_rows(const Tensor& dst, const OpContext& ctx);
 void run_mul_mat(const Tensor& dst, const OpContext& ctx);
+// A run of matrix products that read the same activations (the Q, K and V projections; the
+// FFN's gate and up): the columns rounded once and one pool of work over all the matrices, with
+// one barrier instead of two per product. Each output's bits are those of run_mul_mat.
+constexpr int kMaxMatMulRun = 4;
+// Whether b can join a run that a is in: both packed, same X, same activation rounding.
+bool shares_packed_columns(const Tensor& a, const Tensor& b, const PackedWeightStore& packed);
+void run_mul_mat_run(const Tensor* const* nodes, int count, const OpContext& ctx);
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
-void run_binary(const Tensor& dst, const OpContext& ctx);   // add, mul
-void run_unary(const Tensor& dst, const OpContext& ctx);    // scale, silu, gelu
-void run_gated(const Tensor& dst, const OpContext& ctx);    // swiglu, geglu
+void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul
+void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu
+void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu
 void run_copy(const Tensor& dst, const OpContext& ctx);
 void run_softmax(const Tensor& dst, const OpContext& ctx);
 void run_rope(const Tensor& dst, const OpContext& ctx);

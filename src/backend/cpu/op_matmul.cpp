@@ -76,34 +76,56 @@ constexpr size_t kCounterBytes = 64;
 
 uint8_t* shared_columns(const OpContext& ctx) { return ctx.shared + kCounterBytes; }
 
-// Groups a thread claims at most at a time: several chunks per thread, so that a thread the
-// machine preempts leaves its work to the others, and at most ~1 MB of weights, which stay in L2
-// while the columns stream past (a multiple of 4: the float kernels take 4 groups at a time).
-int64_t chunk_groups(const PackedMatrix& w, int threads) {
-  int64_t chunk = w.groups / (8 * static_cast<int64_t>(threads));
-  chunk = std::min(chunk, static_cast<int64_t>((size_t{1} << 20) / w.group_bytes));
-  return std::max<int64_t>(4, chunk / 4 * 4);
-}
+// The 16-row groups of a run of packed matrices that read the same activation columns, as one
+// index space (matrix i owns [start[i], start[i + 1])): threads claim from one counter, so a
+// small matrix (the K and V projections) never leaves a thread waiting at its own barrier.
+struct GroupSpace {
+  const PackedMatrix* const* w;
+  int count;
+  int64_t start[kMaxMatMulRun + 1];
+  int64_t max_chunk[kMaxMatMulRun];
 
-struct GroupRange {
-  int64_t begin = 0, end = 0;  // empty: nothing left
+  GroupSpace(const PackedMatrix* const* matrices, int n, int threads) : w(matrices), count(n) {
+    start[0] = 0;
+    for (int i = 0; i < n; ++i) start[i + 1] = start[i] + w[i]->groups;
+    // Several chunks per thread, so that a thread the machine preempts leaves its work to the
+    // others, and at most ~1 MB of weights, which stay in L2 while the columns stream past (a
+    // multiple of 4: the float kernels take 4 groups at a time).
+    for (int i = 0; i < n; ++i) {
+      int64_t chunk = total() / (8 * static_cast<int64_t>(threads));
+      chunk = std::min(chunk, static_cast<int64_t>((size_t{1} << 20) / w[i]->group_bytes));
+      max_chunk[i] = std::max<int64_t>(4, chunk / 4 * 4);
+    }
+  }
+  int64_t total() const { return start[count]; }
+  int matrix_of(int64_t group) const {
+    int i = 0;
+    while (group >= start[i + 1]) ++i;
+    return i;
+  }
 };
 
-// Claims the next groups for a thread: chunks shrink to half the remaining work's per-thread
-// share as the end nears (down to 4 groups for the float kernels, 1 otherwise), so that threads
-// finish together instead of one waiting at the barrier for the other's last large chunk (in
-// generation a 1 MB chunk is ~80 us of memory time).
-GroupRange claim_groups(std::atomic_ref<int64_t> next, const PackedMatrix& w, int64_t max_chunk,
-                        int threads) {
-  const bool float_kernel = w.type == DType::F32 || w.type == DType::F16 || w.type == DType::BF16;
-  const int64_t granule = float_kernel ? 4 : 1;
+struct GroupRange {
+  int matrix = 0;
+  int64_t begin = 0, end = 0;  // groups of that matrix; empty: nothing left
+};
+
+// Claims the next groups for a thread, never across two matrices: chunks shrink to half the
+// remaining work's per-thread share as the end nears (down to 4 groups for the float kernels, 1
+// otherwise), so that threads finish together instead of one waiting at the barrier for the
+// other's last large chunk (in generation a 1 MB chunk is ~80 us of memory time).
+GroupRange claim_groups(std::atomic_ref<int64_t> next, const GroupSpace& space, int threads) {
   int64_t begin = next.load(std::memory_order_relaxed);
   for (;;) {
-    if (begin >= w.groups) return {};
-    const int64_t share = (w.groups - begin) / (2 * static_cast<int64_t>(threads)) / granule * granule;
-    const int64_t size = std::clamp(share, granule, max_chunk);
-    if (next.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed)) {
-      return {begin, std::min(begin + size, w.groups)};
+    if (begin >= space.total()) return {};
+    const int i = space.matrix_of(begin);
+    const DType type = space.w[i]->type;
+    const bool float_kernel = type == DType::F32 || type == DType::F16 || type == DType::BF16;
+    const int64_t granule = float_kernel ? 4 : 1;
+    const int64_t share = (space.total() - begin) / (2 * static_cast<int64_t>(threads)) / granule * granule;
+    const int64_t end = std::min(begin + std::clamp(share, granule, space.max_chunk[i]), space.start[i + 1]);
+    if (next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
+      return {i, begin - space.start[i], end - space.start[i]};
     }
   }
 }
@@ -115,12 +137,14 @@ int64_t column_block(const ColumnLayout& layout) {
   return std::max<int64_t>(24, columns / 24 * 24);
 }
 
-void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) {
-  const Tensor& x = *dst.src[1];
+// dst[i] = w[i] · X for a run of packed matrices with the same activation format and X: the
+// columns are rounded once, then all threads take chunks of every matrix's groups.
+void run_packed(const PackedMatrix* const* w, const Tensor* const* dst, int count, const OpContext& ctx) {
+  const Tensor& x = *dst[0]->src[1];
   const int64_t columns = x.rows();
   const KernelSet& kernels = active_kernels();
-  const ActivationFormat format = activation_format(w.type);
-  const ColumnLayout layout = column_layout(format, w.n_in);
+  const ActivationFormat format = activation_format(w[0]->type);
+  const ColumnLayout layout = column_layout(format, w[0]->n_in);
   uint8_t* activations = shared_columns(ctx);
   std::atomic_ref<int64_t> next_group(*reinterpret_cast<int64_t*>(ctx.shared));
   if (ctx.thread.index == 0) next_group.store(0, std::memory_order_relaxed);  // published by the barrier
@@ -130,17 +154,19 @@ void run_packed(const PackedMatrix& w, const Tensor& dst, const OpContext& ctx) 
   ctx.thread.barrier();
   // Threads claim chunks of 16-row groups (never a part of the reduction): each output is
   // computed by the same code whichever thread takes it.
-  const GemmFn gemm = gemm_kernel(kernels, w.type);
-  auto* out = static_cast<float*>(dst.data);
-  const auto stride = static_cast<int64_t>(dst.nb[1] / sizeof(float));
-  const int64_t chunk = chunk_groups(w, ctx.thread.count);
+  const GroupSpace space(w, count, ctx.thread.count);
   const int64_t block = column_block(layout);
   for (;;) {
-    const GroupRange claim = claim_groups(next_group, w, chunk, ctx.thread.count);
+    const GroupRange claim = claim_groups(next_group, space, ctx.thread.count);
     if (claim.begin == claim.end) break;
+    const PackedMatrix& m = *w[claim.matrix];
+    const Tensor& out_tensor = *dst[claim.matrix];
+    auto* out = static_cast<float*>(out_tensor.data);
+    const auto stride = static_cast<int64_t>(out_tensor.nb[1] / sizeof(float));
+    const GemmFn gemm = gemm_kernel(kernels, m.type);
     // A chunk's weights stay in L2 while blocks of columns stream past them.
     for (int64_t c = 0; c < columns; c += block) {
-      gemm(w, claim.begin, claim.end, activations + static_cast<size_t>(c) * layout.bytes, layout,
+      gemm(m, claim.begin, claim.end, activations + static_cast<size_t>(c) * layout.bytes, layout,
            std::min(block, columns - c), out + c * stride, stride);
     }
   }
@@ -200,12 +226,29 @@ void run_dequantized(const Tensor& dst, const OpContext& ctx) {
 void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
   const Tensor& w = *dst.src[0];
   if (const PackedMatrix* packed = ctx.packed != nullptr ? ctx.packed->find(w.data) : nullptr) {
-    run_packed(*packed, dst, ctx);
+    const Tensor* node = &dst;
+    run_packed(&packed, &node, 1, ctx);
   } else if (has_reference_dot(w)) {
     run_reference(dst, ctx);
   } else {
     run_dequantized(dst, ctx);
   }
+}
+
+bool shares_packed_columns(const Tensor& a, const Tensor& b, const PackedWeightStore& packed) {
+  if (a.op != Op::kMatMul || b.op != Op::kMatMul || a.src[1] != b.src[1]) return false;
+  const PackedMatrix* wa = packed.find(a.src[0]->data);
+  const PackedMatrix* wb = packed.find(b.src[0]->data);
+  if (wa == nullptr || wb == nullptr || wa->n_in != wb->n_in) return false;
+  const ActivationFormat fa = activation_format(wa->type), fb = activation_format(wb->type);
+  return fa.format == fb.format && fa.sum_group == fb.sum_group && fa.sum_scale == fb.sum_scale;
+}
+
+void run_mul_mat_run(const Tensor* const* nodes, int count, const OpContext& ctx) {
+  assert(count >= 1 && count <= kMaxMatMulRun && ctx.packed != nullptr);
+  const PackedMatrix* w[kMaxMatMulRun];
+  for (int i = 0; i < count; ++i) w[i] = ctx.packed->find(nodes[i]->src[0]->data);
+  run_packed(w, nodes, count, ctx);
 }
 
 // dst [n, k] = rows ids[0..k) of table [n, rows]; threads split the ids.
