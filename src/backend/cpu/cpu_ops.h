@@ -36,7 +36,8 @@ void run_get_rows(const Tensor& dst, const OpContext& ctx);
 void run_mul_mat(const Tensor& dst, const OpContext& ctx);
 // A run of matrix products that read the same activations (the Q, K and V projections; the
 // FFN's gate and up): the columns rounded once and one pool of work over all the matrices, with
-// one barrier instead of two per product. Each output's bits are those of run_mul_mat.
+// two barriers for the run instead of two per product. Each output's bits are those of
+// run_mul_mat.
 constexpr int kMaxMatMulRun = 4;
 // Whether b can join a run that a is in: both packed, same X, same activation rounding.
 bool shares_packed_columns(const Tensor& a, const Tensor& b, const PackedWeightStore& packed);
