@@ -24,6 +24,16 @@ struct Run {
   std::vector<uint8_t> arena;
 };
 
+// Finalizes the graph (its outputs marked) and binds its tensors to a fresh arena.
+void allocate(Run& run) {
+  run.graph.finalize();
+  run.plan = plan_memory(run.graph);
+  run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
+  auto* base =
+      run.arena.data() + (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
+  bind_memory(run.graph, run.plan, base);
+}
+
 std::vector<float> values(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   uint32_t s = seed;
@@ -55,12 +65,7 @@ std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::v
     out = run.graph.get_rows(&weight, input);
   }
   run.graph.mark_output(out);
-  run.graph.finalize();
-  run.plan = plan_memory(run.graph);
-  run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
-  auto* base =
-      run.arena.data() + (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
-  bind_memory(run.graph, run.plan, base);
+  allocate(run);
   if (ids.empty()) {
     std::memcpy(input->data, x.data(), input->bytes());
   } else {
@@ -161,12 +166,7 @@ TEST(KernelsMatMul, ProductsOfTheSameColumnsKeepTheBitsOfEachAlone) {
         std::vector<Tensor*> outs;
         for (Tensor& w : prepared) outs.push_back(run.graph.mul_mat(&w, input));
         for (Tensor* out : outs) run.graph.mark_output(out);
-        run.graph.finalize();
-        run.plan = plan_memory(run.graph);
-        run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
-        auto* base = run.arena.data() +
-                     (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
-        bind_memory(run.graph, run.plan, base);
+        allocate(run);
         std::memcpy(input->data, x.data(), input->bytes());
         ASSERT_TRUE(run.backend->compute(run.graph));
         for (size_t i = 0; i < outs.size(); ++i) {

@@ -77,8 +77,8 @@ class CpuBackend final : public Backend {
     const auto run_all = [&](const ThreadContext& thread) {
       OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
       for (const Step& step : steps_) {
-        if (step.count > 1) {
-          run_mul_mat_run(step.nodes, step.count, ctx);
+        if (step.weights[0] != nullptr) {  // packed products, one or a run
+          run_mul_mat_run(step.weights, step.nodes, step.count, ctx);
         } else if (!run_node(*step.nodes[0], ctx)) {
           continue;
         }
@@ -123,24 +123,28 @@ class CpuBackend final : public Backend {
   }
 
   // One step per node that computes, except that consecutive matrix products of packed weights
-  // reading the same activations become one step (run_mul_mat_run). Rebuilt every pass (a scan
-  // of the nodes; the vector keeps its capacity, so nothing is allocated per token).
+  // reading the same activations become one step (run_mul_mat_run runs every packed product). Rebuilt every
+  // pass (a scan of the nodes; the vector keeps its capacity, so nothing is allocated per token).
   struct Step {
     const Tensor* nodes[kMaxMatMulRun];
+    const PackedMatrix* weights[kMaxMatMulRun];  // packed weights of matrix products, else null
     int count;
   };
   void plan_steps(const Graph& graph) {
     steps_.clear();
     for (const Tensor* node : graph.nodes()) {
       if (node->op == Op::kLeaf || node->op == Op::kView) continue;
-      if (!steps_.empty()) {
+      const PackedMatrix* weight = node->op == Op::kMatMul ? packed_.find(node->src[0]->data) : nullptr;
+      if (weight != nullptr && !steps_.empty() && steps_.back().weights[0] != nullptr) {
         Step& last = steps_.back();
-        if (last.count < kMaxMatMulRun && shares_packed_columns(*last.nodes[0], *node, packed_)) {
-          last.nodes[last.count++] = node;
+        if (last.count < kMaxMatMulRun && last.nodes[0]->src[1] == node->src[1] &&
+            rounds_columns_alike(*last.weights[0], *weight)) {
+          last.nodes[last.count] = node;
+          last.weights[last.count++] = weight;
           continue;
         }
       }
-      steps_.push_back(Step{{node}, 1});
+      steps_.push_back(Step{{node}, {weight}, 1});
     }
   }
 

@@ -39,9 +39,13 @@ void run_mul_mat(const Tensor& dst, const OpContext& ctx);
 // two barriers for the run instead of two per product. Each output's bits are those of
 // run_mul_mat.
 constexpr int kMaxMatMulRun = 4;
-// Whether b can join a run that a is in: both packed, same X, same activation rounding.
-bool shares_packed_columns(const Tensor& a, const Tensor& b, const PackedWeightStore& packed);
-void run_mul_mat_run(const Tensor* const* nodes, int count, const OpContext& ctx);
+struct PackedMatrix;  // kernels.h
+// Whether products with a and b round their columns to the same bytes (a run's condition, with
+// the same X).
+bool rounds_columns_alike(const PackedMatrix& a, const PackedMatrix& b);
+// nodes[i] = w[i] · X, the w[i] the packed weights of the nodes.
+void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, int count,
+                     const OpContext& ctx);
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
 void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul

@@ -235,19 +235,15 @@ void run_mul_mat(const Tensor& dst, const OpContext& ctx) {
   }
 }
 
-bool shares_packed_columns(const Tensor& a, const Tensor& b, const PackedWeightStore& packed) {
-  if (a.op != Op::kMatMul || b.op != Op::kMatMul || a.src[1] != b.src[1]) return false;
-  const PackedMatrix* wa = packed.find(a.src[0]->data);
-  const PackedMatrix* wb = packed.find(b.src[0]->data);
-  if (wa == nullptr || wb == nullptr || wa->n_in != wb->n_in) return false;
-  const ActivationFormat fa = activation_format(wa->type), fb = activation_format(wb->type);
-  return fa.format == fb.format && fa.sum_group == fb.sum_group && fa.sum_scale == fb.sum_scale;
+bool rounds_columns_alike(const PackedMatrix& a, const PackedMatrix& b) {
+  const ActivationFormat fa = activation_format(a.type), fb = activation_format(b.type);
+  return a.n_in == b.n_in && fa.format == fb.format && fa.sum_group == fb.sum_group &&
+         fa.sum_scale == fb.sum_scale;
 }
 
-void run_mul_mat_run(const Tensor* const* nodes, int count, const OpContext& ctx) {
-  assert(count >= 1 && count <= kMaxMatMulRun && ctx.packed != nullptr);
-  const PackedMatrix* w[kMaxMatMulRun];
-  for (int i = 0; i < count; ++i) w[i] = ctx.packed->find(nodes[i]->src[0]->data);
+void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, int count,
+                     const OpContext& ctx) {
+  assert(count >= 1 && count <= kMaxMatMulRun);
   run_packed(w, nodes, count, ctx);
 }
 
