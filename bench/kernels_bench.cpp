@@ -11,7 +11,8 @@
 //   memory/read/readers:N          a plain read of 1 GiB by N threads at once: the bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
-// bandwidth, not DRAM bandwidth (`sinter bench` measures the model end to end).
+// bandwidth, not DRAM bandwidth (`sinter bench` measures the model end to end). 2048x256 fits L2:
+// the kernel's own rate, which must stay well above DRAM bandwidth for generation to stream.
 //
 //   SINTER_BENCH_TYPES=q4_0,q8_0 sinter_kernels_bench --benchmark_filter=gemv
 #include <benchmark/benchmark.h>
@@ -330,7 +331,8 @@ void register_all() {
     for (DType type : bench_types()) {
       if (gemm_kernel(kernels_for(level), type) == nullptr) continue;
       const std::string name(dtype_name(type));
-      for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}}) {
+      for (auto [n_in, n_out] :
+           {std::pair<int64_t, int64_t>{2048, 256}, {2048, 2048}, {2048, 8192}, {8192, 2048}}) {
         const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
         benchmark::RegisterBenchmark(("gemv/" + name + "/" + isa + "/" + shape).c_str(), bench_gemm, type,
                                      level, n_in, n_out, int64_t{1});
