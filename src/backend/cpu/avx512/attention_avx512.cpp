@@ -1,7 +1,13 @@
 // AVX-512 attention inner loop: 16 values per vector, masked tails; F16 widened with VCVTPH2PS,
 // BF16 by shifting into the top half of each float; the scores of 16 cells summed across lanes
-// together.
+// together. One token over an F16 cache takes the direct forms (rows widened in registers).
+// gcc 12 warns that _mm512_undefined_ps()'s self-initialized value is used uninitialized wherever
+// an inlined unpack or shuffle takes it as its unused pass-through operand (a false positive; the
+// state that counts is the one at the header's lines).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include <algorithm>
 #include <cmath>
@@ -161,11 +167,25 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
   }
 }
 
+// The rows of a block as accumulate_held reads them: widened into the scratch, or an F16 cache's
+// own rows widened in registers (the same values; masked lanes are zeros in both).
+struct WidenedRows {
+  const float* rows;
+  int64_t n;
+  __m512 load(int64_t j, int64_t i, __mmask16 m) const { return _mm512_maskz_loadu_ps(m, rows + j * n + i); }
+};
+struct CachedF16Rows {
+  const uint8_t* const* rows;
+  __m512 load(int64_t j, int64_t i, __mmask16 m) const {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, rows[j] + 2 * i));
+  }
+};
+
 // accumulate for H heads at once (H ≤ 4): each of the block's value rows is loaded once for all
 // of them, 64 values at a time (H × 4 accumulators and 4 row registers). Per head and lane the
 // sums are the same, in the same order, as accumulate's.
-template <int H>
-void accumulate_held(float* out, int64_t out_stride, const float* rows, const float* weights,
+template <int H, class Rows>
+void accumulate_held(float* out, int64_t out_stride, const Rows& rows, const float* weights,
                      int64_t weight_stride, int64_t count, int64_t n) {
   for (int64_t i = 0; i < n; i += 64) {
     __mmask16 m[4];
@@ -175,9 +195,8 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
       for (int h = 0; h < H; ++h) acc[h][u] = _mm512_maskz_loadu_ps(m[u], out + h * out_stride + i + 16 * u);
     }
     for (int64_t j = 0; j < count; ++j) {
-      const float* row = rows + j * n + i;
       __m512 r[4];
-      for (int u = 0; u < 4; ++u) r[u] = _mm512_maskz_loadu_ps(m[u], row + 16 * u);
+      for (int u = 0; u < 4; ++u) r[u] = rows.load(j, i + 16 * u, m[u]);
       for (int h = 0; h < H; ++h) {
         const __m512 w = _mm512_set1_ps(weights[h * weight_stride + j]);
         for (int u = 0; u < 4; ++u) acc[h][u] = _mm512_fmadd_ps(r[u], w, acc[h][u]);
@@ -192,8 +211,89 @@ void accumulate_held(float* out, int64_t out_stride, const float* rows, const fl
 void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows, const float* weights,
                       int64_t weight_stride, int64_t count, int64_t n) {
   for_head_quads(heads, [&]<int H>(int32_t h) {
-    accumulate_held<H>(out + h * out_stride, out_stride, rows, weights + h * weight_stride, weight_stride,
-                       count, n);
+    accumulate_held<H>(out + h * out_stride, out_stride, WidenedRows{rows, n}, weights + h * weight_stride,
+                       weight_stride, count, n);
+  });
+}
+
+// Ops::accumulate_direct: accumulate_heads over an F16 cache's own rows.
+void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const* rows,
+                       const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+  for_head_quads(heads, [&]<int H>(int32_t h) {
+    accumulate_held<H>(out + h * out_stride, out_stride, CachedF16Rows{rows}, weights + h * weight_stride,
+                       weight_stride, count, n);
+  });
+}
+
+// dots of H heads (queries n apart) over cached F16 rows, 16 rows at a time: each row's 16-value
+// pieces are widened in a register once for the H heads, whose queries stay in registers when
+// n = 16·V (V > 0; V = 0: any n, queries read as they are used). Per head and row the same fma
+// chain from zero and the same sum_across as dots, so the scores are bit for bit the widened
+// form's. `ahead` (when given) is asked for the next block's rows one row at a time.
+template <int H, int V>
+void dots_pass(const float* q, int64_t n, const uint8_t* const* rows, int32_t count, float* out,
+               const RowsAhead* ahead) {
+  __m512 qv[H][V > 0 ? V : 1];
+  if constexpr (V > 0) {
+    for (int h = 0; h < H; ++h) {
+      for (int u = 0; u < V; ++u) qv[h][u] = _mm512_loadu_ps(q + h * n + 16 * u);
+    }
+  }
+  for (int32_t j = 0; j < count; j += 16) {
+    __m512 v[H][16];
+    const int32_t here = std::min<int32_t>(16, count - j);
+    for (int32_t r = 0; r < 16; ++r) {
+      __m512 acc[H];
+      for (int h = 0; h < H; ++h) acc[h] = _mm512_setzero_ps();
+      if (r < here) {
+        if (ahead != nullptr) ahead->ask(j + r, j + r + 1);
+        const uint8_t* row = rows[j + r];
+        if constexpr (V > 0) {
+          for (int u = 0; u < V; ++u) {
+            const __m512 k =
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * u)));
+            for (int h = 0; h < H; ++h) acc[h] = _mm512_fmadd_ps(qv[h][u], k, acc[h]);
+          }
+        } else {
+          for (int64_t i = 0; i < n; i += 16) {  // dot_lanes' pieces: whole ones, then the masked tail
+            const __mmask16 m = tail_mask(n - i);
+            const __m512 k = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+            for (int h = 0; h < H; ++h)
+              acc[h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + h * n + i), k, acc[h]);
+          }
+        }
+      }
+      for (int h = 0; h < H; ++h) v[h][r] = acc[h];
+    }
+    for (int h = 0; h < H; ++h)
+      _mm512_mask_storeu_ps(out + h * kCellBlock + j, tail_mask(here), sum_across(v[h]));
+  }
+}
+
+// Ops::dots_direct: the scores of the heads over `count` cached F16 rows (attention_loop.h),
+// out [heads][kCellBlock]; heads in fours (pairs for n = 128, whose 8 query registers per head
+// would not fit four), the first pass asking for the next block's rows as it goes.
+void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
+                 float* out, const RowsAhead& ahead) {
+  const auto pass = [&]<int H, int V>(int32_t h) {
+    dots_pass<H, V>(q + h * n, n, rows, count, out + h * kCellBlock, h == 0 ? &ahead : nullptr);
+  };
+  if (n == 128) {
+    for (int32_t h = 0; h < heads; h += 2) {
+      if (heads - h >= 2) {
+        pass.template operator()<2, 8>(h);
+      } else {
+        pass.template operator()<1, 8>(h);
+      }
+    }
+    return;
+  }
+  for_head_quads(heads, [&]<int H>(int32_t h) {
+    if (n == 64) {
+      pass.template operator()<H, 4>(h);
+    } else {
+      pass.template operator()<H, 0>(h);
+    }
   });
 }
 
@@ -213,6 +313,14 @@ struct Ops {
   static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
                                const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
     sinter::cpu::accumulate_heads(out, out_stride, heads, rows, weights, weight_stride, count, n);
+  }
+  static void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
+                          float* out, const RowsAhead& ahead) {
+    sinter::cpu::dots_direct(q, heads, n, rows, count, out, ahead);
+  }
+  static void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const* rows,
+                                const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
+    sinter::cpu::accumulate_direct(out, out_stride, heads, rows, weights, weight_stride, count, n);
   }
 };
 
