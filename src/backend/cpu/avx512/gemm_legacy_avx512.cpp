@@ -113,7 +113,8 @@ struct Q5_1Decoder {
   }
 };
 
-// 16 rows × N columns over all blocks of one group.
+// 16 rows × N columns over all blocks of one group (N ≤ 8: the levels of a block unpacked once for
+// 8 columns; docs/KERNELS.md "The op").
 template <class Decoder, int N>
 void tile(const uint8_t* group, int64_t blocks, const uint8_t* columns, const ColumnLayout& layout,
           float* dst, int64_t dst_stride, int lanes) {
@@ -155,7 +156,7 @@ void gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const u
   for (int64_t g = group_begin; g < group_end; ++g) {
     const uint8_t* group = w.data + static_cast<size_t>(g) * w.group_bytes;
     const int lanes = static_cast<int>(min64(kGroupRows, w.n_out - g * kGroupRows));
-    over_columns<4>(column_count, [&]<int N>(int64_t c) {
+    over_columns<8>(column_count, [&]<int N>(int64_t c) {
       tile<Decoder, N>(group, blocks, columns + static_cast<size_t>(c) * layout.bytes, layout,
                        dst + c * dst_stride + g * kGroupRows, dst_stride, lanes);
     });
