@@ -297,31 +297,18 @@ void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const*
   });
 }
 
+// The operations attention_loop.h is instantiated with (constant function pointers: calls
+// through them compile to direct calls).
 struct Ops {
-  static void widen(DType type, const uint8_t* row, float* out, int64_t n) {
-    sinter::cpu::widen(type, row, out, n);
-  }
-  static void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
-    sinter::cpu::dots(q, rows, count, n, out);
-  }
-  static float exp_shifted(float* x, float shift, int64_t n) { return sinter::cpu::exp_shifted(x, shift, n); }
-  static void scale(float* x, float factor, int64_t n) { sinter::cpu::scale(x, factor, n); }
-  static float scale_max(float* x, float factor, int64_t n) { return sinter::cpu::scale_max(x, factor, n); }
-  static void accumulate(float* out, const float* rows, const float* weights, int64_t count, int64_t n) {
-    sinter::cpu::accumulate(out, rows, weights, count, n);
-  }
-  static void accumulate_heads(float* out, int64_t out_stride, int32_t heads, const float* rows,
-                               const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
-    sinter::cpu::accumulate_heads(out, out_stride, heads, rows, weights, weight_stride, count, n);
-  }
-  static void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
-                          float* out, const RowsAhead& ahead) {
-    sinter::cpu::dots_direct(q, heads, n, rows, count, out, ahead);
-  }
-  static void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint8_t* const* rows,
-                                const float* weights, int64_t weight_stride, int64_t count, int64_t n) {
-    sinter::cpu::accumulate_direct(out, out_stride, heads, rows, weights, weight_stride, count, n);
-  }
+  static constexpr auto widen = sinter::cpu::widen;
+  static constexpr auto dots = sinter::cpu::dots;
+  static constexpr auto exp_shifted = sinter::cpu::exp_shifted;
+  static constexpr auto scale = sinter::cpu::scale;
+  static constexpr auto scale_max = sinter::cpu::scale_max;
+  static constexpr auto accumulate = sinter::cpu::accumulate;
+  static constexpr auto accumulate_heads = sinter::cpu::accumulate_heads;
+  static constexpr auto dots_direct = sinter::cpu::dots_direct;
+  static constexpr auto accumulate_direct = sinter::cpu::accumulate_direct;
 };
 
 }  // namespace
