@@ -48,18 +48,29 @@
 
 namespace sinter::cpu {
 
-// Calls held.template operator()<H>(first) for the heads in fours (H = 4, then the 1..3 left):
-// the SIMD accumulate_heads keep H heads' sums in registers, so H must be a constant.
-template <class Held>
-void for_head_quads(int32_t heads, Held&& held) {
-  for (int32_t h = 0; h < heads; h += 4) {
-    switch (std::min(4, heads - h)) {
-      case 4: held.template operator()<4>(h); break;
-      case 3: held.template operator()<3>(h); break;
-      case 2: held.template operator()<2>(h); break;
+// Calls held.template operator()<H>(first) for the heads in groups of G (H = G, then the rest,
+// G ≤ 4): the SIMD kernels keep H heads' sums in registers, so H must be a constant.
+template <int G, class Held>
+void for_head_groups(int32_t heads, Held&& held) {
+  static_assert(G >= 1 && G <= 4);
+  for (int32_t h = 0; h < heads; h += G) {
+    switch (std::min(G, heads - h)) {
+      case 4:
+        if constexpr (G >= 4) held.template operator()<4>(h);
+        break;
+      case 3:
+        if constexpr (G >= 3) held.template operator()<3>(h);
+        break;
+      case 2:
+        if constexpr (G >= 2) held.template operator()<2>(h);
+        break;
       default: held.template operator()<1>(h); break;
     }
   }
+}
+template <class Held>
+void for_head_quads(int32_t heads, Held&& held) {
+  for_head_groups<4>(heads, held);
 }
 
 // Internal linkage: each ISA's file compiles these with its own flags.

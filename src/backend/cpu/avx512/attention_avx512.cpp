@@ -43,18 +43,6 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
   }
 }
 
-// Σ_i a[i]·b[i] in 16 lanes (not yet summed across them).
-__m512 dot_lanes(const float* a, const float* b, int64_t n) {
-  __m512 acc = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
-  if (i < n) {
-    const __mmask16 m = tail_mask(n - i);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
-  }
-  return acc;
-}
-
 // Lane j of the result = the sum of v[j]'s 16 lanes: a transposing tree (pairs within 128-bit
 // lanes, then pairs of pairs, then across the four 128-bit lanes), 45 operations for 16 sums.
 __m512 sum_across(const __m512* v) {
@@ -74,44 +62,6 @@ __m512 sum_across(const __m512* v) {
   const __m512 x23 =
       _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
   return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
-}
-
-// dots for n = 16·V: the query stays in V registers over the rows (the general loop reloads it
-// for every row); each row's lanes are summed in the same order as dot_lanes.
-template <int V>
-void dots_held(const float* q, const float* rows, int64_t count, float* out) {
-  constexpr int64_t n = 16 * V;
-  __m512 qv[V];
-  for (int u = 0; u < V; ++u) qv[u] = _mm512_loadu_ps(q + 16 * u);
-  for (int64_t j = 0; j < count; j += 16) {
-    __m512 v[16];
-    const int64_t here = std::min<int64_t>(16, count - j);
-    for (int64_t r = 0; r < 16; ++r) {
-      __m512 acc = _mm512_setzero_ps();
-      if (r < here) {
-        const float* row = rows + (j + r) * n;
-        for (int u = 0; u < V; ++u) acc = _mm512_fmadd_ps(qv[u], _mm512_loadu_ps(row + 16 * u), acc);
-      }
-      v[r] = acc;
-    }
-    _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
-  }
-}
-
-// out[j] = q · rows[j·n ..] for j < count, 16 rows at a time.
-void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
-  switch (n) {  // the common head sizes
-    case 64: return dots_held<4>(q, rows, count, out);
-    case 128: return dots_held<8>(q, rows, count, out);
-    default: break;
-  }
-  for (int64_t j = 0; j < count; j += 16) {
-    __m512 v[16];
-    const int64_t here = std::min<int64_t>(16, count - j);
-    for (int64_t r = 0; r < 16; ++r)
-      v[r] = r < here ? dot_lanes(q, rows + (j + r) * n, n) : _mm512_setzero_ps();
-    _mm512_mask_storeu_ps(out + j, tail_mask(here), sum_across(v));
-  }
 }
 
 float exp_shifted(float* x, float shift, int64_t n) {
@@ -167,15 +117,19 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
   }
 }
 
-// The rows of a block as accumulate_held reads them: widened into the scratch, or an F16 cache's
+// The rows of a block as dots_pass and accumulate_held read them: widened into the scratch, or an F16 cache's
 // own rows widened in registers (the same values; masked lanes are zeros in both).
 struct WidenedRows {
   const float* rows;
   int64_t n;
+  __m512 load(int64_t j, int64_t i) const { return _mm512_loadu_ps(rows + j * n + i); }
   __m512 load(int64_t j, int64_t i, __mmask16 m) const { return _mm512_maskz_loadu_ps(m, rows + j * n + i); }
 };
 struct CachedF16Rows {
   const uint8_t* const* rows;
+  __m512 load(int64_t j, int64_t i) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + 2 * i)));
+  }
   __m512 load(int64_t j, int64_t i, __mmask16 m) const {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, rows[j] + 2 * i));
   }
@@ -225,13 +179,14 @@ void accumulate_direct(float* out, int64_t out_stride, int32_t heads, const uint
   });
 }
 
-// dots of H heads (queries n apart) over cached F16 rows, 16 rows at a time: each row's 16-value
-// pieces are widened in a register once for the H heads, whose queries stay in registers when
-// n = 16·V (V > 0; V = 0: any n, queries read as they are used). Per head and row the same fma
-// chain from zero and the same sum_across as dots, so the scores are bit for bit the widened
-// form's. `ahead` (when given) is asked for the next block's rows one row at a time.
-template <int H, int V>
-void dots_pass(const float* q, int64_t n, const uint8_t* const* rows, int32_t count, float* out,
+// out[h·kCellBlock + j] = q_h · row j for H heads (queries n apart), 16 rows at a time: each
+// row's 16-value pieces are loaded (an F16 cache's widened in a register) once for the H heads,
+// whose queries stay in registers when n = 16·V (V > 0; V = 0: any n, the last piece masked, the
+// queries read as they are used). Per head and row one fma chain from zero and one sum_across,
+// whatever H and the rows' form, so the direct scores are bit for bit the widened ones. `ahead`
+// (when given) is asked for the next block's rows one row at a time.
+template <int H, int V, class Rows>
+void dots_pass(const float* q, int64_t n, const Rows& rows, int32_t count, float* out,
                const RowsAhead* ahead) {
   __m512 qv[H][V > 0 ? V : 1];
   if constexpr (V > 0) {
@@ -247,17 +202,15 @@ void dots_pass(const float* q, int64_t n, const uint8_t* const* rows, int32_t co
       for (int h = 0; h < H; ++h) acc[h] = _mm512_setzero_ps();
       if (r < here) {
         if (ahead != nullptr) ahead->ask(j + r, j + r + 1);
-        const uint8_t* row = rows[j + r];
         if constexpr (V > 0) {
           for (int u = 0; u < V; ++u) {
-            const __m512 k =
-                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * u)));
+            const __m512 k = rows.load(j + r, 16 * u);
             for (int h = 0; h < H; ++h) acc[h] = _mm512_fmadd_ps(qv[h][u], k, acc[h]);
           }
         } else {
-          for (int64_t i = 0; i < n; i += 16) {  // dot_lanes' pieces: whole ones, then the masked tail
+          for (int64_t i = 0; i < n; i += 16) {
             const __mmask16 m = tail_mask(n - i);
-            const __m512 k = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+            const __m512 k = rows.load(j + r, i, m);
             for (int h = 0; h < H; ++h)
               acc[h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + h * n + i), k, acc[h]);
           }
@@ -270,31 +223,38 @@ void dots_pass(const float* q, int64_t n, const uint8_t* const* rows, int32_t co
   }
 }
 
-// Ops::dots_direct: the scores of the heads over `count` cached F16 rows (attention_loop.h),
-// out [heads][kCellBlock]; heads in fours (pairs for n = 128, whose 8 query registers per head
-// would not fit four), the first pass asking for the next block's rows as it goes.
-void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
-                 float* out, const RowsAhead& ahead) {
-  const auto pass = [&]<int H, int V>(int32_t h) {
-    dots_pass<H, V>(q + h * n, n, rows, count, out + h * kCellBlock, h == 0 ? &ahead : nullptr);
+// Heads `G` at a time (4; 2 for n = 128, whose 8 query registers per head would not fit four),
+// with the queries held for the common head sizes 64 and 128.
+template <class Rows>
+void dots_heads(const float* q, int32_t heads, int64_t n, const Rows& rows, int32_t count, float* out,
+                const RowsAhead* ahead) {
+  const auto pass = [&]<int H>(int32_t h) {
+    const RowsAhead* asks = h == 0 ? ahead : nullptr;  // the first pass asks for the next rows
+    if (n == 64) {
+      dots_pass<H, 4>(q + h * n, n, rows, count, out + h * kCellBlock, asks);
+    } else if (n == 128) {
+      if constexpr (H <= 2) dots_pass<H, 8>(q + h * n, n, rows, count, out + h * kCellBlock, asks);
+    } else {
+      dots_pass<H, 0>(q + h * n, n, rows, count, out + h * kCellBlock, asks);
+    }
   };
   if (n == 128) {
-    for (int32_t h = 0; h < heads; h += 2) {
-      if (heads - h >= 2) {
-        pass.template operator()<2, 8>(h);
-      } else {
-        pass.template operator()<1, 8>(h);
-      }
-    }
-    return;
+    for_head_groups<2>(heads, pass);
+  } else {
+    for_head_groups<4>(heads, pass);
   }
-  for_head_quads(heads, [&]<int H>(int32_t h) {
-    if (n == 64) {
-      pass.template operator()<H, 4>(h);
-    } else {
-      pass.template operator()<H, 0>(h);
-    }
-  });
+}
+
+// out[j] = q · rows[j·n ..] for j < count (one head over the widened block).
+void dots(const float* q, const float* rows, int64_t count, int64_t n, float* out) {
+  dots_heads(q, 1, n, WidenedRows{rows, n}, static_cast<int32_t>(count), out, nullptr);
+}
+
+// Ops::dots_direct: the scores of the heads over `count` cached F16 rows (attention_loop.h),
+// out [heads][kCellBlock].
+void dots_direct(const float* q, int32_t heads, int64_t n, const uint8_t* const* rows, int32_t count,
+                 float* out, const RowsAhead& ahead) {
+  dots_heads(q, heads, n, CachedF16Rows{rows}, count, out, &ahead);
 }
 
 // The operations attention_loop.h is instantiated with (constant function pointers: calls
