@@ -1,7 +1,5 @@
-// The routes of each API, added to an httplib server.
+// The routes of each API, added to the server's router.
 #pragma once
-
-#include <httplib.h>
 
 #include "server/streaming.h"
 
@@ -9,10 +7,10 @@ namespace sinter::server {
 
 // /api/generate, /api/chat, /api/tags, /api/show, /api/ps, /api/version, /api/tokenize,
 // /api/detokenize, and 501 answers for Ollama's model-management routes.
-void add_ollama_routes(httplib::Server& http, ServerState& state);
+void add_ollama_routes(http::Router& router, ServerState& state);
 
 // /v1/chat/completions, /v1/completions, /v1/models, /v1/models/{id}.
-void add_openai_routes(httplib::Server& http, ServerState& state);
+void add_openai_routes(http::Router& router, ServerState& state);
 
 // "2024-05-01T12:00:00.123456789Z" for now.
 std::string now_rfc3339();

@@ -1,64 +1,41 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
-#include <algorithm>
-#include <set>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
 
 #include "core/log.h"
 #include "server/api_routes.h"
+#include "server/cors.h"
+#include "server/http/router.h"
+#include "server/http/transport.h"
 #include "server/metrics.h"
 #include "server/streaming.h"
 
 namespace sinter::server {
 namespace {
 
-struct Route {
-  const char* method;
-  const char* path;
-};
-
-// Every route, for request metrics (other paths count as "other") and 405 answers.
-constexpr Route kRoutes[] = {
-    {"GET", "/"},
-    {"GET", "/health"},
-    {"GET", "/metrics"},
-    {"POST", "/api/generate"},
-    {"POST", "/api/chat"},
-    {"GET", "/api/tags"},
-    {"POST", "/api/show"},
-    {"GET", "/api/ps"},
-    {"GET", "/api/version"},
-    {"POST", "/api/tokenize"},
-    {"POST", "/api/detokenize"},
-    {"POST", "/api/pull"},
-    {"POST", "/api/push"},
-    {"POST", "/api/create"},
-    {"POST", "/api/copy"},
-    {"DELETE", "/api/delete"},
-    {"POST", "/api/embed"},
-    {"POST", "/api/embeddings"},
-    {"POST", "/v1/chat/completions"},
-    {"POST", "/v1/completions"},
-    {"GET", "/v1/models"},
-    {"POST", "/v1/embeddings"},
-};
-
-const Route* find_route(const std::string& path) {
-  for (const Route& route : kRoutes) {
-    if (path == route.path) return &route;
-  }
-  return nullptr;
-}
-
-std::string endpoint_label(const std::string& path) {
-  if (find_route(path) != nullptr) return path;
-  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
-  return "other";
-}
-
 bool is_openai_path(const std::string& path) { return path.rfind("/v1/", 0) == 0; }
+
+// The client's X-Request-Id when it is a sane token, else a new random one.
+std::string request_id(const http::Request& request) {
+  if (const std::string* given = request.header("X-Request-Id");
+      given != nullptr && !given->empty() && given->size() <= 200 &&
+      std::all_of(given->begin(), given->end(), [](char c) { return c > ' ' && c < 127; })) {
+    return *given;
+  }
+  thread_local std::mt19937_64 generator{std::random_device{}()};
+  char text[32];
+  std::snprintf(text, sizeof(text), "req-%016llx", static_cast<unsigned long long>(generator()));
+  return text;
+}
+
+std::string join_methods(const std::vector<std::string>& methods) {
+  std::string text;
+  for (const std::string& method : methods) text += (text.empty() ? "" : ", ") + method;
+  return text;
+}
 
 }  // namespace
 
@@ -67,19 +44,38 @@ struct HttpServer::Impl {
   std::unique_ptr<ModelManager> models;
   ServerMetrics metrics;
   ServerState state;
-  httplib::Server http;
-  int port = 0;
+  CorsPolicy cors;
+  http::Router router;
+  std::unique_ptr<http::Transport> transport;
+
+  std::mutex stop_mutex;
+  std::condition_variable stop_changed;
+  bool stop_requested = false;
+  bool finished = false;
+  std::thread grace_timer;
 
   // The models go first: unloading reports their last counters to `metrics`.
-  ~Impl() { models.reset(); }
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(stop_mutex);
+      finished = true;
+    }
+    stop_changed.notify_all();
+    if (grace_timer.joinable()) grace_timer.join();
+    transport.reset();
+    models.reset();
+  }
   void add_routes();
+  void handle(http::Request& request, http::Response& response);
+  void error_answer(const http::Request& request, int status, const std::string& message,
+                    http::Response& response) const;
 };
 
 void HttpServer::Impl::add_routes() {
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  router.add("GET", "/", [](http::Request&, http::Response& res) {
     res.set_content("sinter is running", "text/plain; charset=utf-8");
   });
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  router.add("GET", "/health", [this](http::Request&, http::Response& res) {
     if (const auto error = models->preload_error()) {
       reply_json(res, {{"status", "error"}, {"error", *error}}, 500);
     } else if (!models->ready()) {
@@ -88,50 +84,48 @@ void HttpServer::Impl::add_routes() {
       reply_json(res, {{"status", "ok"}});
     }
   });
-  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  router.add("GET", "/metrics", [this](http::Request&, http::Response& res) {
     res.set_content(metrics.render(*models), "text/plain; version=0.0.4; charset=utf-8");
   });
-  add_ollama_routes(http, state);
-  add_openai_routes(http, state);
+  add_ollama_routes(router, state);
+  add_openai_routes(router, state);
+}
 
-  http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;  // a handler's own error answer
-    std::string message;
-    if (res.status == 404) {
-      const Route* route = find_route(req.path);
-      if (route != nullptr && req.method != route->method) {
-        res.status = 405;
-        message = concat(req.method, " is not allowed on ", req.path, " (use ", route->method, ")");
-      } else {
-        message = concat("no route for ", req.method, " ", req.path);
-      }
-    } else if (res.status == 413) {
-      message = concat("the request body is larger than the limit of ", options.max_body_bytes, " bytes");
-    } else {
-      message = concat("HTTP ", res.status, " for ", req.method, " ", req.path);
-    }
-    if (is_openai_path(req.path)) {
-      reply_openai_error(res, res.status, message);
-    } else {
-      reply_error(res, res.status, message);
-    }
-  });
-  http.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr exception) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(exception);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log_warn("server", req.method, " ", req.path, ": internal error: ", what);
-        reply_error(res, 500, "internal error: " + what);
-      });
-  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    metrics.record_request(endpoint_label(req.path), res.status);
-    log_info("server", req.method, " ", req.path, " ", res.status);
-  });
+void HttpServer::Impl::error_answer(const http::Request& request, int status, const std::string& message,
+                                    http::Response& response) const {
+  if (is_openai_path(request.path)) {
+    reply_openai_error(response, status, message);
+  } else {
+    reply_error(response, status, message);
+  }
+  response.set_header("X-Request-Id", request_id(request));
+  cors.decorate(request, response);
+}
+
+void HttpServer::Impl::handle(http::Request& request, http::Response& response) {
+  const std::string id = request_id(request);
+  const http::Router::Match match = router.find(request.method, request.path);
+  const std::string* origin = request.header("Origin");
+  if (origin != nullptr && !cors.allows(*origin)) {
+    error_answer(request, 403,
+                 concat("origin ", *origin, " is not allowed (sinter serve --cors-origins adds origins)"),
+                 response);
+  } else if (request.method == "OPTIONS" && !match.allowed.empty()) {
+    cors.preflight(request, match.allowed, response);
+  } else if (match.handler != nullptr) {
+    request.path_params = match.params;
+    (*match.handler)(request, response);
+    cors.decorate(request, response);
+  } else if (!match.allowed.empty()) {
+    error_answer(request, 405,
+                 concat(request.method, " is not allowed on ", request.path, " (use ",
+                        join_methods(match.allowed), ")"),
+                 response);
+    response.set_header("Allow", join_methods(match.allowed));
+  } else {
+    error_answer(request, 404, concat("no route for ", request.method, " ", request.path), response);
+  }
+  response.set_header("X-Request-Id", id);
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -142,63 +136,67 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->models = std::move(models);
+  impl->cors = CorsPolicy(options.cors_origins);
   impl->state.models = impl->models.get();
   impl->state.metrics = &impl->metrics;
   impl->state.overflow = options.overflow;
   ServerMetrics* metrics = &impl->metrics;
   impl->models->set_observer([metrics](ServedModel& model) { metrics->absorb(model); });
-
-  // Each running or queued streaming request holds a thread for its whole answer; keep spare
-  // threads for /health, /metrics and requests that are refused.
-  const ServingOptions& serving = impl->models->options();
-  const size_t threads =
-      options.http_threads > 0
-          ? options.http_threads
-          : std::max<size_t>(64, static_cast<size_t>(serving.parallel) + serving.max_queue + 32);
-  impl->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  impl->http.set_payload_max_length(options.max_body_bytes);
-  impl->http.set_tcp_nodelay(true);
   impl->add_routes();
-  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): a burst of clients
-  // overflows it, and the kernel drops their handshakes (retried after a second, or failed).
-  // Remember the listening socket so that its backlog can be raised once it listens.
-  int listening_socket = -1;
-  impl->http.set_socket_options([&listening_socket](socket_t socket) {
-    httplib::default_socket_options(socket);
-    listening_socket = socket;
-  });
 
-  if (options.port == 0) {
-    impl->port = impl->http.bind_to_any_port(options.host);
-    if (impl->port <= 0) return make_error(ErrorCode::kIo, "cannot listen on ", options.host);
-  } else {
-    if (!impl->http.bind_to_port(options.host, options.port)) {
-      return make_error(ErrorCode::kIo, "cannot listen on ", options.host, ":", options.port,
-                        " (is another server using the port?)");
-    }
-    impl->port = options.port;
-  }
-  // listen() again on a listening socket only changes its backlog (capped by net.core.somaxconn).
-  if (listening_socket >= 0) ::listen(listening_socket, SOMAXCONN);
-  impl->http.set_socket_options(httplib::default_socket_options);
+  http::TransportOptions transport;
+  transport.host = options.host;
+  transport.port = options.port;
+  transport.limits.max_body_bytes = options.max_body_bytes;
+  transport.limits.max_header_bytes = options.max_header_bytes;
+  transport.limits.max_headers = options.max_headers;
+  transport.header_timeout = options.header_timeout;
+  transport.body_timeout = options.body_timeout;
+  transport.max_connections = options.max_connections;
+  transport.max_connections_per_client = options.max_connections_per_client;
+  Impl* server = impl.get();
+  SINTER_ASSIGN(
+      impl->transport,
+      http::Transport::listen(
+          transport, [server](http::Request& req, http::Response& res) { server->handle(req, res); },
+          [server](const http::Request& req, int status, const std::string& message, http::Response& res) {
+            server->error_answer(req, status, message, res);
+          },
+          [server](const http::Request& req, int status) {
+            const http::Router::Match match = server->router.find(req.method, req.path);
+            server->metrics.record_request(match.pattern.empty() ? "other" : match.pattern, status);
+            log_info("server", req.method, " ", req.path, " ", status);
+          }));
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-int HttpServer::port() const { return impl_->port; }
+int HttpServer::port() const { return impl_->transport->port(); }
 
 Status HttpServer::run() {
-  if (impl_->state.stopping.load()) return ok_status();
-  if (!impl_->http.listen_after_bind()) {
-    if (impl_->state.stopping.load()) return ok_status();
-    return make_error(ErrorCode::kIo, "the server stopped listening on ", impl_->options.host, ":",
-                      impl_->port);
+  const Status status = impl_->transport->run();
+  {
+    std::lock_guard<std::mutex> lock(impl_->stop_mutex);
+    impl_->finished = true;
   }
-  return ok_status();
+  impl_->stop_changed.notify_all();
+  return status;
 }
 
 void HttpServer::stop() {
-  impl_->state.stopping.store(true);
-  impl_->http.stop();
+  Impl& impl = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(impl.stop_mutex);
+    if (impl.stop_requested) return;
+    impl.stop_requested = true;
+  }
+  log_info("server", "shutting down: ", impl.transport->answering(), " requests being answered");
+  impl.transport->shutdown();
+  // Requests still running when the grace ends are cut (streams end with an error object).
+  impl.grace_timer = std::thread([&impl] {
+    std::unique_lock<std::mutex> lock(impl.stop_mutex);
+    impl.stop_changed.wait_for(lock, impl.options.shutdown_grace, [&impl] { return impl.finished; });
+    impl.state.stopping.store(true);
+  });
 }
 
 }  // namespace sinter::server

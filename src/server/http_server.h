@@ -2,9 +2,11 @@
 // /health and /metrics, over the models of a ModelManager.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/sequence.h"
 #include "server/model_manager.h"
@@ -13,9 +15,17 @@ namespace sinter::server {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 11434;                          // 0: any free port (see HttpServer::port())
-  size_t max_body_bytes = 16 * 1024 * 1024;  // larger request bodies get 413
-  size_t http_threads = 0;                   // 0: enough for every running and queued request, and spare
+  int port = 11434;                                  // 0: any free port (see HttpServer::port())
+  size_t max_body_bytes = 16 * 1024 * 1024;          // larger request bodies get 413, however framed
+  size_t max_header_bytes = 64 * 1024;               // request line and headers (more: 431)
+  size_t max_headers = 100;                          // header fields (more: 431)
+  std::chrono::milliseconds header_timeout{10'000};  // a request's headers (slower: 408)
+  std::chrono::milliseconds body_timeout{60'000};    // a request's body (slower: 408)
+  size_t max_connections = 1024;
+  size_t max_connections_per_client = 64;
+  std::vector<std::string> cors_origins;  // allowed beside the local ones (see cors.h)
+  // After stop(): how long running and queued requests may go on before they are cut.
+  std::chrono::milliseconds shutdown_grace{10'000};
   OverflowPolicy overflow = OverflowPolicy::kError;  // prompts longer than the context
 };
 
@@ -27,9 +37,11 @@ class HttpServer {
   ~HttpServer();
 
   int port() const;
-  // Serves until stop() is called; returns once every connection has ended.
+  // Serves until stop() is called; returns once every request has been answered.
   Status run();
-  // Thread-safe; running requests end with "the server is shutting down".
+  // Thread-safe, idempotent: stops accepting, closes idle connections, and lets running and
+  // queued requests finish; those still running after the shutdown grace are cut, each stream
+  // with a final error object.
   void stop();
 
  private:

@@ -143,7 +143,7 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
 }
 
 // An empty prompt loads the model (or, with keep_alive 0, unloads it), as in Ollama.
-void load_or_unload(ServerState& state, const OllamaCommon& common, bool chat, httplib::Response& res) {
+void load_or_unload(ServerState& state, const OllamaCommon& common, bool chat, http::Response& res) {
   Json answer{{"model", common.model}, {"created_at", now_rfc3339()}};
   if (chat) answer["message"] = Json{{"role", "assistant"}, {"content", ""}};
   if (!chat) answer["response"] = "";
@@ -164,7 +164,7 @@ Result<ModelLease> acquire(ServerState& state, const OllamaCommon& common) {
   return state.models->acquire(common.model, {common.keep_alive, common.generation.context_per_sequence});
 }
 
-Status handle_generate(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_generate(ServerState& state, const http::Request& req, http::Response& res) {
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
@@ -207,11 +207,11 @@ Status handle_generate(ServerState& state, const httplib::Request& req, httplib:
   job.shape = std::make_unique<OllamaShape>(common.model, false);
   job.stream = common.stream;
   job.arrived = arrived;
-  run_generation(state, std::move(job), res);
+  run_generation(state, std::move(job), req, res);
   return ok_status();
 }
 
-Status handle_chat(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_chat(ServerState& state, const http::Request& req, http::Response& res) {
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
@@ -236,7 +236,7 @@ Status handle_chat(ServerState& state, const httplib::Request& req, httplib::Res
   job.shape = std::make_unique<OllamaShape>(common.model, true);
   job.stream = common.stream;
   job.arrived = arrived;
-  run_generation(state, std::move(job), res);
+  run_generation(state, std::move(job), req, res);
   return ok_status();
 }
 
@@ -246,14 +246,14 @@ Json describe_model(const ModelFile& file) {
               {"size", file.bytes}, {"digest", file.digest}, {"details", details_json(details)}};
 }
 
-Status handle_tags(ServerState& state, httplib::Response& res) {
+Status handle_tags(ServerState& state, http::Response& res) {
   Json models = Json::array();
   for (const ModelFile& file : state.models->list()) models.push_back(describe_model(file));
   reply_json(res, {{"models", models}});
   return ok_status();
 }
 
-Status handle_show(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_show(ServerState& state, const http::Request& req, http::Response& res) {
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   JsonFields fields(body);
   SINTER_ASSIGN(auto name, fields.string("model"));
@@ -281,7 +281,7 @@ Status handle_show(ServerState& state, const httplib::Request& req, httplib::Res
   return ok_status();
 }
 
-Status handle_ps(ServerState& state, httplib::Response& res) {
+Status handle_ps(ServerState& state, http::Response& res) {
   Json models = Json::array();
   const auto forever = std::chrono::system_clock::now() + std::chrono::hours(24 * 365 * 100);
   for (const LoadedModelInfo& info : state.models->loaded()) {
@@ -299,7 +299,7 @@ Status handle_ps(ServerState& state, httplib::Response& res) {
   return ok_status();
 }
 
-Status handle_tokenize(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_tokenize(ServerState& state, const http::Request& req, http::Response& res) {
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   JsonFields fields(body);
   SINTER_ASSIGN(const auto model, fields.string("model"));
@@ -317,7 +317,7 @@ Status handle_tokenize(ServerState& state, const httplib::Request& req, httplib:
   return ok_status();
 }
 
-Status handle_detokenize(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_detokenize(ServerState& state, const http::Request& req, http::Response& res) {
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   JsonFields fields(body);
   SINTER_ASSIGN(const auto model, fields.string("model"));
@@ -336,7 +336,7 @@ Status handle_detokenize(ServerState& state, const httplib::Request& req, httpli
 
 // The route handlers' errors in this API's shape.
 template <class Handler>
-httplib::Server::Handler guarded(ServerState& state, Handler handler) {
+http::RouteHandler guarded(ServerState& state, Handler handler) {
   return server::guarded(state, handler, &reply_error);
 }
 
@@ -344,29 +344,30 @@ httplib::Server::Handler guarded(ServerState& state, Handler handler) {
 
 std::string now_rfc3339() { return format_rfc3339(std::chrono::system_clock::now()); }
 
-void add_ollama_routes(httplib::Server& http, ServerState& state) {
-  http.Post("/api/generate", guarded(state, handle_generate));
-  http.Post("/api/chat", guarded(state, handle_chat));
-  http.Get("/api/tags", guarded(state, [](ServerState& s, const httplib::Request&, httplib::Response& res) {
-             return handle_tags(s, res);
-           }));
-  http.Post("/api/show", guarded(state, handle_show));
-  http.Get("/api/ps", guarded(state, [](ServerState& s, const httplib::Request&, httplib::Response& res) {
-             return handle_ps(s, res);
-           }));
-  http.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+void add_ollama_routes(http::Router& router, ServerState& state) {
+  router.add("POST", "/api/generate", guarded(state, handle_generate));
+  router.add("POST", "/api/chat", guarded(state, handle_chat));
+  router.add("GET", "/api/tags",
+             guarded(state, [](ServerState& s, const http::Request&, http::Response& res) {
+               return handle_tags(s, res);
+             }));
+  router.add("POST", "/api/show", guarded(state, handle_show));
+  router.add("GET", "/api/ps", guarded(state, [](ServerState& s, const http::Request&, http::Response& res) {
+               return handle_ps(s, res);
+             }));
+  router.add("GET", "/api/version", [](const http::Request&, http::Response& res) {
     reply_json(res, {{"version", SINTER_VERSION}});
   });
-  http.Post("/api/tokenize", guarded(state, handle_tokenize));
-  http.Post("/api/detokenize", guarded(state, handle_detokenize));
-  const auto not_supported = [](const httplib::Request& req, httplib::Response& res) {
+  router.add("POST", "/api/tokenize", guarded(state, handle_tokenize));
+  router.add("POST", "/api/detokenize", guarded(state, handle_detokenize));
+  const auto not_supported = [](const http::Request& req, http::Response& res) {
     reply_error(res, 501, req.path + " is not supported: sinter serves the GGUF files it was started with");
   };
   for (const char* path :
        {"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/embed", "/api/embeddings"}) {
-    http.Post(path, not_supported);
+    router.add("POST", path, not_supported);
   }
-  http.Delete("/api/delete", not_supported);
+  router.add("DELETE", "/api/delete", not_supported);
 }
 
 }  // namespace sinter::server

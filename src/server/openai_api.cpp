@@ -87,7 +87,7 @@ class OpenAiShape : public ResponseShape {
     return answer;
   }
 
-  void error(httplib::Response& res, const Error& error) override { reply_openai_error(res, error); }
+  void error(http::Response& res, const Error& error) override { reply_openai_error(res, error); }
 
  private:
   Json header(bool streaming) const {
@@ -151,7 +151,7 @@ Result<OpenAiCommon> read_common(const Json& body, bool chat) {
 
 // Runs a request's generation with the OpenAI defaults and the response shape of its route.
 Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, PromptTokens prompt,
-              bool chat, Clock::time_point arrived, httplib::Response& res) {
+              bool chat, Clock::time_point arrived, const http::Request& req, http::Response& res) {
   GenerationJob job;
   job.prompt = std::move(prompt);
   SINTER_ASSIGN(job.options,
@@ -160,11 +160,11 @@ Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, 
   job.shape = std::make_unique<OpenAiShape>(common.model, chat, common.include_usage);
   job.stream = common.stream;
   job.arrived = arrived;
-  run_generation(state, std::move(job), res);
+  run_generation(state, std::move(job), req, res);
   return ok_status();
 }
 
-Status handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_chat_completions(ServerState& state, const http::Request& req, http::Response& res) {
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const OpenAiCommon common, read_common(body, true));
@@ -177,7 +177,7 @@ Status handle_chat_completions(ServerState& state, const httplib::Request& req, 
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
   SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, std::nullopt));
   SINTER_ASSIGN(PromptTokens prompt, tokenize_prompt(*lease, text));
-  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, res);
+  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, req, res);
 }
 
 // "prompt": a string, an array of one string, an array of token ids, or an array of one such array.
@@ -195,7 +195,7 @@ Result<PromptTokens> read_completion_prompt(const ServedModel& model, const Json
                     describe_json(prompt));
 }
 
-Status handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+Status handle_completions(ServerState& state, const http::Request& req, http::Response& res) {
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const OpenAiCommon common, read_common(body, false));
@@ -208,7 +208,7 @@ Status handle_completions(ServerState& state, const httplib::Request& req, httpl
   SINTER_ASSIGN(ModelLease lease,
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
   SINTER_ASSIGN(PromptTokens tokens, read_completion_prompt(*lease, *prompt));
-  return submit(state, common, std::move(lease), std::move(tokens), false, arrived, res);
+  return submit(state, common, std::move(lease), std::move(tokens), false, arrived, req, res);
 }
 
 Json model_object(const ModelFile& file) {
@@ -220,26 +220,26 @@ Json model_object(const ModelFile& file) {
 
 // The route handlers' errors in this API's shape.
 template <class Handler>
-httplib::Server::Handler guarded(ServerState& state, Handler handler) {
+http::RouteHandler guarded(ServerState& state, Handler handler) {
   return server::guarded(state, handler, &reply_openai_error);
 }
 
 }  // namespace
 
-void add_openai_routes(httplib::Server& http, ServerState& state) {
-  http.Post("/v1/chat/completions", guarded(state, handle_chat_completions));
-  http.Post("/v1/completions", guarded(state, handle_completions));
-  http.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& res) {
+void add_openai_routes(http::Router& router, ServerState& state) {
+  router.add("POST", "/v1/chat/completions", guarded(state, handle_chat_completions));
+  router.add("POST", "/v1/completions", guarded(state, handle_completions));
+  router.add("GET", "/v1/models", [&state](const http::Request&, http::Response& res) {
     Json data = Json::array();
     for (const ModelFile& file : state.models->list()) data.push_back(model_object(file));
     reply_json(res, {{"object", "list"}, {"data", data}});
   });
-  http.Get(R"(/v1/models/(.+))", [&state](const httplib::Request& req, httplib::Response& res) {
-    auto file = state.models->find(req.matches[1].str());
+  router.add("GET", "/v1/models/{id}", [&state](const http::Request& req, http::Response& res) {
+    auto file = state.models->find(req.path_params.at(0));
     if (!file) return reply_openai_error(res, file.error());
     reply_json(res, model_object(*file));
   });
-  http.Post("/v1/embeddings", [](const httplib::Request&, httplib::Response& res) {
+  router.add("POST", "/v1/embeddings", [](const http::Request&, http::Response& res) {
     reply_openai_error(res, 501, "/v1/embeddings is not supported");
   });
 }

@@ -6,7 +6,8 @@
 namespace sinter::server {
 namespace {
 
-constexpr auto kPollInterval = std::chrono::milliseconds(200);
+// How often a waiting answer looks at its client (and at shutdown).
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
 constexpr auto kKeepaliveInterval = std::chrono::seconds(5);
 
 int64_t nanoseconds_since(Clock::time_point start) {
@@ -20,11 +21,11 @@ const char* openai_error_type(int status) {
   return "invalid_request_error";
 }
 
-void set_retry_after(httplib::Response& res, const Error& error) {
+void set_retry_after(http::Response& res, const Error& error) {
   if (error.code() == ErrorCode::kBusy) res.set_header("Retry-After", "1");
 }
 
-// The state of one streamed answer, shared by httplib's content provider and its releaser.
+// The state of one streamed answer, shared by the stream's pump and its end callback.
 class StreamingAnswer {
  public:
   StreamingAnswer(ServerState& server, GenerationJob job, std::shared_ptr<RequestStream> stream)
@@ -32,52 +33,52 @@ class StreamingAnswer {
     completion_.prompt = job_.prompt.tokens;
   }
 
-  // Writes what the scheduler produced since the last call. False: the client is gone.
-  bool pump(httplib::DataSink& sink) {
+  // Writes what the scheduler produced since the last call.
+  http::PumpResult pump(http::ChunkSink& sink) {
     if (!began_) {
       began_ = true;
       last_write_ = Clock::now();
-      if (!write(sink, job_.shape->stream_begin())) return false;
+      if (!write(sink, job_.shape->stream_begin())) return http::PumpResult::kAbandoned;
     }
     for (;;) {
       if (server_.stopping.load()) {
         stream_->cancel();
         write(sink, job_.shape->stream_error("the server is shutting down"));
-        return end(sink);
+        return end();
       }
       std::optional<RequestEvent> event = stream_->pop(kPollInterval);
       if (!event) {
-        // Nothing new: hand control back to httplib (it checks the socket and calls again).
+        // Nothing new: hand control back (the transport checks the client, then calls again).
         if (Clock::now() - last_write_ >= kKeepaliveInterval &&
             !write(sink, job_.shape->stream_keepalive())) {
-          return false;
+          return http::PumpResult::kAbandoned;
         }
-        return true;
+        return http::PumpResult::kMore;
       }
       switch (event->kind) {
         case RequestEvent::Kind::kText:
           completion_.text += event->text;
-          if (!write(sink, job_.shape->stream_piece(event->text))) return false;
+          if (!write(sink, job_.shape->stream_piece(event->text))) return http::PumpResult::kAbandoned;
           break;
         case RequestEvent::Kind::kDone:
-          if (event->stats.stop_reason == StopReason::kCancelled) return false;
+          if (event->stats.stop_reason == StopReason::kCancelled) return http::PumpResult::kAbandoned;
           completion_.tokens = std::move(event->tokens);
           completion_.stats = event->stats;
           completion_.load_ns = job_.lease.load_ns();
           completion_.total_ns = nanoseconds_since(job_.arrived);
-          if (!write(sink, job_.shape->stream_end(completion_))) return false;
-          return end(sink);
+          if (!write(sink, job_.shape->stream_end(completion_))) return http::PumpResult::kAbandoned;
+          return end();
         case RequestEvent::Kind::kError:
           log_warn("server", job_.lease->file.name, ": generation failed: ", event->text);
           write(sink, job_.shape->stream_error(event->text));
-          return end(sink);
+          return end();
       }
     }
   }
 
-  // httplib is done with the response: `success` false when the connection failed.
-  void release(bool success) {
-    if (!success || !finished_) {
+  // The stream is over: `completed` false when the client went away or a write failed.
+  void on_end(bool completed) {
+    if (!completed || !finished_) {
       stream_->cancel();
       if (!finished_ && job_.lease) server_.metrics->record_cancelled(job_.lease->file.name);
     }
@@ -85,9 +86,9 @@ class StreamingAnswer {
   }
 
  private:
-  bool write(httplib::DataSink& sink, const std::string& data) {
+  bool write(http::ChunkSink& sink, const std::string& data) {
     if (data.empty()) return true;
-    if (!sink.write(data.data(), data.size())) {
+    if (!sink.write(data)) {
       stream_->cancel();
       return false;
     }
@@ -95,12 +96,11 @@ class StreamingAnswer {
     return true;
   }
 
-  bool end(httplib::DataSink& sink) {
+  http::PumpResult end() {
     finished_ = true;
-    sink.done();
     // The request is over: let keep_alive 0 unload the model without waiting for the socket.
     job_.lease.release();
-    return true;
+    return http::PumpResult::kFinished;
   }
 
   ServerState& server_;
@@ -126,21 +126,21 @@ int http_status_for(ErrorCode code) {
   }
 }
 
-void reply_json(httplib::Response& res, const nlohmann::ordered_json& body, int status) {
+void reply_json(http::Response& res, const nlohmann::ordered_json& body, int status) {
   res.status = status;
   res.set_content(dump_json(body), "application/json; charset=utf-8");
 }
 
-void reply_error(httplib::Response& res, int status, const std::string& message) {
+void reply_error(http::Response& res, int status, const std::string& message) {
   reply_json(res, {{"error", message}}, status);
 }
 
-void reply_error(httplib::Response& res, const Error& error) {
+void reply_error(http::Response& res, const Error& error) {
   set_retry_after(res, error);
   reply_error(res, http_status_for(error.code()), error.message());
 }
 
-void reply_openai_error(httplib::Response& res, int status, const std::string& message) {
+void reply_openai_error(http::Response& res, int status, const std::string& message) {
   reply_json(
       res,
       {{"error",
@@ -148,7 +148,7 @@ void reply_openai_error(httplib::Response& res, int status, const std::string& m
       status);
 }
 
-void reply_openai_error(httplib::Response& res, const Error& error) {
+void reply_openai_error(http::Response& res, const Error& error) {
   set_retry_after(res, error);
   reply_openai_error(res, http_status_for(error.code()), error.message());
 }
@@ -161,7 +161,7 @@ const char* finish_reason(StopReason reason) {
   }
 }
 
-void run_generation(ServerState& state, GenerationJob job, httplib::Response& res) {
+void run_generation(ServerState& state, GenerationJob job, const http::Request& req, http::Response& res) {
   SchedulerRequest request;
   request.prompt = job.prompt.tokens;
   request.prompt_has_bos = job.prompt.has_bos;
@@ -180,9 +180,9 @@ void run_generation(ServerState& state, GenerationJob job, httplib::Response& re
     auto answer = std::make_shared<StreamingAnswer>(state, std::move(job), std::move(stream));
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        content_type, [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
-        [answer](bool success) { answer->release(success); });
+    res.stream =
+        http::StreamingBody{content_type, [answer](http::ChunkSink& sink) { return answer->pump(sink); },
+                            [answer](bool completed) { answer->on_end(completed); }};
     return;
   }
 
@@ -192,6 +192,13 @@ void run_generation(ServerState& state, GenerationJob job, httplib::Response& re
     if (state.stopping.load()) {
       stream->cancel();
       job.shape->error(res, Error(ErrorCode::kCancelled, "the server is shutting down"));
+      return;
+    }
+    if (req.client_gone()) {
+      // Nobody will read the answer: free the slot (or the queue place) now.
+      stream->cancel();
+      state.metrics->record_cancelled(job.lease->file.name);
+      res.status = 499;
       return;
     }
     std::optional<RequestEvent> event = stream->pop(kPollInterval);

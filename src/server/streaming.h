@@ -1,10 +1,8 @@
 // Answering generation requests: submit to the model's scheduler, then either stream the text
 // as it comes (NDJSON for Ollama, server-sent events for OpenAI) or answer with one JSON object
-// at the end. A streaming client that goes away cancels its request (the next write fails);
+// at the end. A client that goes away cancels its request, streamed or not;
 // a full queue is 503 with Retry-After.
 #pragma once
-
-#include <httplib.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "runtime/scheduler.h"
+#include "server/http/message.h"
+#include "server/http/router.h"
 #include "server/metrics.h"
 #include "server/model_manager.h"
 #include "server/prompt.h"
@@ -35,19 +35,19 @@ struct ServerState {
 int http_status_for(ErrorCode code);
 
 // {"error": "message"} (Ollama and sinter's own routes).
-void reply_error(httplib::Response& res, int status, const std::string& message);
-void reply_error(httplib::Response& res, const Error& error);
+void reply_error(http::Response& res, int status, const std::string& message);
+void reply_error(http::Response& res, const Error& error);
 // {"error": {"message", "type", "param", "code"}} (the OpenAI routes).
-void reply_openai_error(httplib::Response& res, int status, const std::string& message);
-void reply_openai_error(httplib::Response& res, const Error& error);
-void reply_json(httplib::Response& res, const nlohmann::ordered_json& body, int status = 200);
+void reply_openai_error(http::Response& res, int status, const std::string& message);
+void reply_openai_error(http::Response& res, const Error& error);
+void reply_json(http::Response& res, const nlohmann::ordered_json& body, int status = 200);
 
 // Wraps a route handler that may fail, `Status handler(state, req, res)`: its error becomes the
 // API's error body (`reply`: reply_error or reply_openai_error) with the matching status.
 template <class Handler>
-httplib::Server::Handler guarded(ServerState& state, Handler handler,
-                                 void (*reply)(httplib::Response&, const Error&)) {
-  return [&state, handler, reply](const httplib::Request& req, httplib::Response& res) {
+http::RouteHandler guarded(ServerState& state, Handler handler,
+                           void (*reply)(http::Response&, const Error&)) {
+  return [&state, handler, reply](http::Request& req, http::Response& res) {
     Status status = handler(state, req, res);
     if (!status) reply(res, status.error());
   };
@@ -79,7 +79,7 @@ class ResponseShape {
   virtual std::string stream_keepalive() { return {}; }
   virtual nlohmann::ordered_json whole(const Completion& completion) = 0;
   // The error body of this API (reply_error or reply_openai_error).
-  virtual void error(httplib::Response& res, const Error& error) { reply_error(res, error); }
+  virtual void error(http::Response& res, const Error& error) { reply_error(res, error); }
 };
 
 struct GenerationJob {
@@ -91,7 +91,8 @@ struct GenerationJob {
   Clock::time_point arrived;
 };
 
-// Submits the job and sets up the response (a chunked provider when streaming).
-void run_generation(ServerState& state, GenerationJob job, httplib::Response& res);
+// Submits the job and sets up the response (a streamed body when streaming). A client that goes
+// away (req.client_gone()) cancels the job, queued or running.
+void run_generation(ServerState& state, GenerationJob job, const http::Request& req, http::Response& res);
 
 }  // namespace sinter::server

@@ -1,0 +1,331 @@
+#include "server/http/request_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "sinter/result.h"
+
+namespace sinter::server::http {
+namespace {
+
+bool is_token_char(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != 0;
+}
+
+bool is_token(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return is_token_char(c); });
+}
+
+std::string_view trim_whitespace(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A decimal Content-Length; false when it is not one or does not fit.
+bool parse_length(std::string_view text, size_t& out) {
+  if (text.empty() || text.size() > 18) return false;
+  size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<size_t>(c - '0');
+  }
+  out = value;
+  return true;
+}
+
+// The comma-separated elements of a field value, trimmed, empty ones dropped.
+template <class Fn>
+void for_each_element(std::string_view value, Fn fn) {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    const std::string_view element = trim_whitespace(value.substr(0, comma));
+    if (!element.empty()) fn(element);
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+bool percent_decode_path(std::string_view in, std::string& out) {
+  out.clear();
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out.push_back(in[i]);
+      continue;
+    }
+    const int high = i + 1 < in.size() ? hex_value(in[i + 1]) : -1;
+    const int low = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
+    if (high < 0 || low < 0) return false;
+    const char decoded = static_cast<char>(high * 16 + low);
+    if (decoded == '\0') return false;
+    out.push_back(decoded);
+    i += 2;
+  }
+  return true;
+}
+
+void RequestParser::reset() {
+  state_ = State::kIncomplete;
+  phase_ = Phase::kRequestLine;
+  error_ = {};
+  request_ = {};
+  line_.clear();
+  header_bytes_ = 0;
+  header_count_ = 0;
+  body_remaining_ = 0;
+  expects_continue_ = false;
+}
+
+Request RequestParser::take_request() {
+  Request request = std::move(request_);
+  request_ = {};
+  return request;
+}
+
+void RequestParser::fail(int status, std::string message) {
+  state_ = State::kError;
+  error_ = {status, std::move(message)};
+}
+
+bool RequestParser::take_line(std::string_view data, size_t& used, size_t limit, bool counts_as_header) {
+  const std::string_view rest = data.substr(used);
+  const size_t newline = rest.find('\n');
+  const size_t take = newline == std::string_view::npos ? rest.size() : newline + 1;
+  if (counts_as_header) {
+    header_bytes_ += take;
+    if (header_bytes_ > limits_.max_header_bytes) {
+      if (phase_ == Phase::kRequestLine) {
+        fail(414,
+             concat("the request line is longer than the limit of ", limits_.max_header_bytes, " bytes"));
+      } else {
+        fail(431,
+             concat("the request headers are larger than the limit of ", limits_.max_header_bytes, " bytes"));
+      }
+      return false;
+    }
+  } else if (line_.size() + take > limit) {
+    fail(400, concat("a chunk-size line is longer than ", limit, " bytes"));
+    return false;
+  }
+  line_.append(rest.data(), take);
+  used += take;
+  if (newline == std::string_view::npos) return false;
+  line_.pop_back();  // '\n'
+  if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+  return true;
+}
+
+size_t RequestParser::feed(std::string_view data) {
+  size_t used = 0;
+  while (state_ == State::kIncomplete && used < data.size()) {
+    switch (phase_) {
+      case Phase::kRequestLine:
+        // Empty lines before a request are ignored (RFC 9112 §2.2).
+        if (line_.empty() && (data[used] == '\r' || data[used] == '\n')) {
+          ++used;
+          if (++header_bytes_ > limits_.max_header_bytes)
+            fail(400, "too many empty lines before the request");
+          break;
+        }
+        if (take_line(data, used, 0, true)) on_request_line();
+        break;
+      case Phase::kHeaders:
+      case Phase::kTrailers:
+        if (take_line(data, used, 0, true)) on_header_line(phase_ == Phase::kTrailers);
+        break;
+      case Phase::kBody: append_body(data, used, body_remaining_); break;
+      case Phase::kChunkSize:
+        if (take_line(data, used, limits_.max_chunk_line_bytes, false)) on_chunk_size_line();
+        break;
+      case Phase::kChunkData: append_body(data, used, body_remaining_); break;
+      case Phase::kChunkDataEnd:
+        // The CRLF after a chunk's data.
+        if (take_line(data, used, 2, false)) {
+          if (!line_.empty()) {
+            fail(400, "a chunk's data is longer than its size");
+          } else {
+            line_.clear();
+            phase_ = Phase::kChunkSize;
+          }
+        }
+        break;
+      case Phase::kDone: break;
+    }
+  }
+  return used;
+}
+
+void RequestParser::append_body(std::string_view data, size_t& used, size_t count) {
+  const size_t take = std::min(count, data.size() - used);
+  request_.body.append(data.data() + used, take);
+  used += take;
+  body_remaining_ -= take;
+  if (body_remaining_ > 0) return;
+  if (phase_ == Phase::kChunkData) {
+    phase_ = Phase::kChunkDataEnd;
+  } else {
+    phase_ = Phase::kDone;
+    state_ = State::kComplete;
+  }
+}
+
+void RequestParser::on_request_line() {
+  const std::string line = std::move(line_);
+  line_.clear();
+  const size_t first_space = line.find(' ');
+  const size_t last_space = line.rfind(' ');
+  if (first_space == std::string::npos || first_space == last_space) {
+    return fail(400, "malformed request line");
+  }
+  request_.method = line.substr(0, first_space);
+  request_.target = line.substr(first_space + 1, last_space - first_space - 1);
+  const std::string version = line.substr(last_space + 1);
+  if (!is_token(request_.method)) return fail(400, "malformed request method");
+  if (request_.target.empty() || request_.target.find(' ') != std::string::npos) {
+    return fail(400, "malformed request target");
+  }
+  if (version.size() != 8 || version.compare(0, 5, "HTTP/") != 0 || version[6] != '.' ||
+      !std::isdigit(static_cast<unsigned char>(version[5])) ||
+      !std::isdigit(static_cast<unsigned char>(version[7]))) {
+    return fail(400, "malformed HTTP version");
+  }
+  if (version[5] != '1') return fail(505, concat(version, " is not supported (HTTP/1.0 and HTTP/1.1 are)"));
+  request_.minor_version = version[7] - '0';
+
+  std::string_view target = request_.target;
+  if (target.rfind("http://", 0) == 0 || target.rfind("https://", 0) == 0) {
+    // absolute-form: the path starts after the authority.
+    const size_t authority = target.find("//") + 2;
+    const size_t slash = target.find('/', authority);
+    target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+  }
+  const size_t question = target.find('?');
+  const std::string_view raw_path = target.substr(0, question);
+  if (question != std::string_view::npos) request_.query = std::string(target.substr(question + 1));
+  if (raw_path != "*" && (raw_path.empty() || raw_path.front() != '/')) {
+    return fail(400, "malformed request target");
+  }
+  if (!percent_decode_path(raw_path, request_.path))
+    return fail(400, "malformed percent-encoding in the path");
+  phase_ = Phase::kHeaders;
+}
+
+void RequestParser::on_header_line(bool trailer) {
+  if (line_.empty()) {
+    if (trailer) {
+      phase_ = Phase::kDone;
+      state_ = State::kComplete;
+    } else {
+      on_headers_end();
+    }
+    return;
+  }
+  const std::string line = std::move(line_);
+  line_.clear();
+  if (line.front() == ' ' || line.front() == '\t') return fail(400, "folded header lines are not accepted");
+  if (++header_count_ > limits_.max_headers) {
+    return fail(431, concat("the request has more than ", limits_.max_headers, " header fields"));
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) return fail(400, "a header line has no ':'");
+  const std::string_view name(line.data(), colon);
+  if (!is_token(name)) return fail(400, "malformed header name");
+  const std::string_view value = trim_whitespace(std::string_view(line).substr(colon + 1));
+  if (value.find_first_of(std::string_view("\0\r", 2)) != std::string_view::npos) {
+    return fail(400, "a header value holds a control character");
+  }
+  if (trailer) return;  // trailers are read and counted, not kept
+  request_.headers.add(std::string(name), std::string(value));
+}
+
+void RequestParser::on_headers_end() {
+  const Headers& headers = request_.headers;
+  bool chunked = false;
+  bool has_length = false;
+  size_t length = 0;
+  for (const Headers::Field& field : headers.fields()) {
+    if (equals_ignoring_case(field.name, "Transfer-Encoding")) {
+      bool bad = false;
+      for_each_element(field.value, [&](std::string_view coding) {
+        if (chunked || !equals_ignoring_case(coding, "chunked")) bad = true;
+        chunked = true;
+      });
+      if (bad || !chunked) {
+        return fail(501, concat("Transfer-Encoding '", field.value, "' is not supported (only chunked is)"));
+      }
+    } else if (equals_ignoring_case(field.name, "Content-Length")) {
+      bool bad = false;
+      for_each_element(field.value, [&](std::string_view element) {
+        size_t value = 0;
+        if (!parse_length(element, value) || (has_length && value != length)) bad = true;
+        has_length = true;
+        length = value;
+      });
+      if (bad || !has_length) return fail(400, concat("malformed Content-Length '", field.value, "'"));
+    }
+  }
+  if (chunked && has_length)
+    return fail(400, "a request must not have both Content-Length and Transfer-Encoding");
+  if (chunked && request_.minor_version == 0) return fail(400, "chunked bodies need HTTP/1.1");
+  if (has_length && length > limits_.max_body_bytes) {
+    return fail(413, concat("the request body is larger than the limit of ", limits_.max_body_bytes,
+                            " bytes (Content-Length ", length, ")"));
+  }
+  const bool has_body = chunked || length > 0;
+  if (has_body && request_.minor_version >= 1) {
+    if (const std::string* expect = headers.find("Expect")) {
+      if (!equals_ignoring_case(*expect, "100-continue"))
+        return fail(417, concat("Expect '", *expect, "' is not supported"));
+      expects_continue_ = true;
+    }
+  }
+  if (chunked) {
+    phase_ = Phase::kChunkSize;
+  } else if (length > 0) {
+    phase_ = Phase::kBody;
+    body_remaining_ = length;
+    request_.body.reserve(length);
+  } else {
+    phase_ = Phase::kDone;
+    state_ = State::kComplete;
+  }
+}
+
+void RequestParser::on_chunk_size_line() {
+  std::string_view line = line_;
+  line = line.substr(0, line.find(';'));  // chunk extensions are ignored
+  line = trim_whitespace(line);
+  if (line.empty() || line.size() > 15) return fail(400, "malformed chunk size");
+  size_t size = 0;
+  for (char c : line) {
+    const int digit = hex_value(c);
+    if (digit < 0) return fail(400, "malformed chunk size");
+    size = size * 16 + static_cast<size_t>(digit);
+  }
+  line_.clear();
+  if (size > limits_.max_body_bytes - request_.body.size()) {
+    return fail(413,
+                concat("the request body is larger than the limit of ", limits_.max_body_bytes, " bytes"));
+  }
+  if (size == 0) {
+    phase_ = Phase::kTrailers;
+    return;
+  }
+  phase_ = Phase::kChunkData;
+  body_remaining_ = size;
+}
+
+}  // namespace sinter::server::http

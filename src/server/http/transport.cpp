@@ -1,0 +1,481 @@
+#include "server/http/transport.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/log.h"
+#include "server/http/connection.h"
+
+namespace sinter::server::http {
+namespace {
+
+constexpr auto kSweepInterval = std::chrono::milliseconds(100);
+// After an error answer, what a client still sends is read and dropped for this long (or this
+// many bytes), so that closing does not reset the connection before the client read the answer.
+constexpr auto kDrainTime = std::chrono::seconds(2);
+constexpr size_t kDrainLimit = 8 * 1024 * 1024;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::string address_text(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof(text));
+    return text;
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+    if (IN6_IS_ADDR_V4MAPPED(&v6.sin6_addr)) {
+      inet_ntop(AF_INET, &v6.sin6_addr.s6_addr[12], text, sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof(text));
+    }
+    return text;
+  }
+  return "unknown";
+}
+
+// Sends what fits now; an answer the I/O thread writes is small and the socket's buffer empty.
+void send_now(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t sent = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent <= 0) return;
+    data.remove_prefix(static_cast<size_t>(sent));
+  }
+}
+
+Result<int> listen_socket(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* addresses = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int status =
+          getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &addresses);
+      status != 0) {
+    return make_error(ErrorCode::kIo, "cannot listen on ", host, ": ", gai_strerror(status));
+  }
+  int error = 0;
+  for (addrinfo* address = addresses; address != nullptr; address = address->ai_next) {
+    const int fd = ::socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                            address->ai_protocol);
+    if (fd < 0) {
+      error = errno;
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, address->ai_addr, address->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+      freeaddrinfo(addresses);
+      return fd;
+    }
+    error = errno;
+    ::close(fd);
+  }
+  freeaddrinfo(addresses);
+  return make_error(ErrorCode::kIo, "cannot listen on ", host, ":", port, ": ", std::strerror(error),
+                    error == EADDRINUSE ? " (is another server using the port?)" : "");
+}
+
+}  // namespace
+
+struct Transport::Impl {
+  TransportOptions options;
+  Handler handler;
+  ErrorResponder error_responder;
+  AnswerObserver observer;
+  int listen_fd = -1;
+  int epoll_fd = -1;
+  int wake_fd = -1;
+  int port = 0;
+  std::atomic<bool> shutting_down{false};
+  std::atomic<size_t> busy{0};
+
+  // The I/O thread's own.
+  std::unordered_map<int, std::unique_ptr<Connection>> connections;
+  std::unordered_map<std::string, size_t> per_client;
+  Clock::time_point last_sweep;
+
+  // Connections that workers answered: whether each may serve another request.
+  std::mutex returned_mutex;
+  std::vector<std::pair<Connection*, bool>> returned;
+
+  // The workers: started as requests need them, kept for the next.
+  std::mutex pool_mutex;
+  std::condition_variable pool_wake;
+  std::deque<Connection*> jobs;
+  std::vector<std::thread> workers;
+  size_t idle_workers = 0;
+  bool pool_stopping = false;
+
+  ~Impl();
+  void wake();
+  void accept_all();
+  void refuse_connection(int fd, const std::string& peer, const std::string& message);
+  void on_readable(Connection& connection);
+  // Feeds bytes of a request; false when the connection was handed to a worker or closed.
+  bool consume(Connection& connection, std::string_view data);
+  void answer_error(Connection& connection, int status, const std::string& message);
+  void dispatch(Connection& connection);
+  void take_returned();
+  void sweep();
+  void close_connection(Connection& connection);
+  void close_unanswered();
+  void worker_loop();
+  void serve(Connection& connection);
+};
+
+Transport::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    pool_stopping = true;
+  }
+  pool_wake.notify_all();
+  for (std::thread& worker : workers) worker.join();
+  connections.clear();
+  if (listen_fd >= 0) ::close(listen_fd);
+  if (epoll_fd >= 0) ::close(epoll_fd);
+  if (wake_fd >= 0) ::close(wake_fd);
+}
+
+void Transport::Impl::wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t written = ::write(wake_fd, &one, sizeof(one));
+}
+
+void Transport::Impl::accept_all() {
+  for (;;) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    const int fd =
+        ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) log_warn("server", "accept: ", std::strerror(errno));
+      return;
+    }
+    std::string peer = address_text(address);
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connections.size() >= options.max_connections) {
+      refuse_connection(fd, peer,
+                        concat("the server has its limit of ", options.max_connections, " connections"));
+      continue;
+    }
+    size_t& from_client = per_client[peer];
+    if (from_client >= options.max_connections_per_client) {
+      refuse_connection(
+          fd, peer,
+          concat(peer, " has the limit of ", options.max_connections_per_client, " connections open"));
+      continue;
+    }
+    ++from_client;
+    auto connection = std::make_unique<Connection>(fd, std::move(peer), options.limits);
+    connection->deadline = Clock::now() + options.idle_timeout;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP;
+    event.data.fd = fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
+    connections.emplace(fd, std::move(connection));
+  }
+}
+
+void Transport::Impl::refuse_connection(int fd, const std::string& peer, const std::string& message) {
+  Request request;
+  request.client_address = peer;
+  Response response;
+  error_responder(request, 503, message, response);
+  response.set_header("Retry-After", "1");
+  send_now(fd, response_head(request, response, false, false) + response.body);
+  observer(request, 503);
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+}
+
+void Transport::Impl::on_readable(Connection& connection) {
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t got = ::recv(connection.fd, buffer, sizeof(buffer), 0);
+    if (got > 0) {
+      if (connection.phase == Connection::Phase::kDraining) {
+        connection.drained_bytes += static_cast<size_t>(got);
+        if (connection.drained_bytes > kDrainLimit) return close_connection(connection);
+        continue;
+      }
+      if (!consume(connection, std::string_view(buffer, static_cast<size_t>(got)))) return;
+      continue;
+    }
+    if (got == 0) {
+      if (connection.phase == Connection::Phase::kReading) {
+        answer_error(connection, 400, "the connection closed before the request was complete");
+      }
+      return close_connection(connection);
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) close_connection(connection);
+    return;
+  }
+}
+
+bool Transport::Impl::consume(Connection& connection, std::string_view data) {
+  if (connection.phase == Connection::Phase::kIdle) {
+    connection.phase = Connection::Phase::kReading;
+    connection.deadline = Clock::now() + options.header_timeout;
+  }
+  RequestParser& parser = connection.parser;
+  const size_t used = parser.feed(data);
+  switch (parser.state()) {
+    case RequestParser::State::kError:
+      answer_error(connection, parser.error().status, parser.error().message);
+      connection.drained_bytes += data.size() - used;
+      return true;  // the caller reads on, to drain
+    case RequestParser::State::kComplete:
+      connection.pending.assign(data.substr(used));
+      dispatch(connection);
+      return false;
+    case RequestParser::State::kIncomplete: break;
+  }
+  if (parser.headers_done() && !connection.headers_seen) {
+    connection.headers_seen = true;
+    connection.deadline = Clock::now() + options.body_timeout;
+  }
+  if (parser.expects_continue() && !connection.continue_sent) {
+    connection.continue_sent = true;
+    send_now(connection.fd, kContinue);
+  }
+  return true;
+}
+
+void Transport::Impl::answer_error(Connection& connection, int status, const std::string& message) {
+  Request request = connection.parser.request();
+  request.body.clear();
+  request.client_address = connection.peer;
+  Response response;
+  error_responder(request, status, message, response);
+  send_now(connection.fd, response_head(request, response, false, false) + response.body);
+  observer(request, status);
+  ::shutdown(connection.fd, SHUT_WR);
+  connection.phase = Connection::Phase::kDraining;
+  connection.deadline = Clock::now() + kDrainTime;
+}
+
+void Transport::Impl::dispatch(Connection& connection) {
+  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
+  connection.phase = Connection::Phase::kBusy;
+  connection.input_closed = false;
+  connection.response_started = false;
+  connection.probed = false;
+  connection.gone = false;
+  busy.fetch_add(1);
+  std::lock_guard<std::mutex> lock(pool_mutex);
+  jobs.push_back(&connection);
+  if (idle_workers < jobs.size()) {
+    workers.emplace_back([this] { worker_loop(); });
+  } else {
+    pool_wake.notify_one();
+  }
+}
+
+void Transport::Impl::worker_loop() {
+  for (;;) {
+    Connection* connection = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(pool_mutex);
+      ++idle_workers;
+      pool_wake.wait(lock, [this] { return pool_stopping || !jobs.empty(); });
+      --idle_workers;
+      if (jobs.empty()) return;  // stopping
+      connection = jobs.front();
+      jobs.pop_front();
+    }
+    serve(*connection);
+  }
+}
+
+void Transport::Impl::serve(Connection& connection) {
+  Request request = connection.parser.take_request();
+  request.client_address = connection.peer;
+  const bool may_probe = request.minor_version >= 1;
+  request.client_gone_check = [&connection, may_probe] { return connection.check_gone(may_probe); };
+  Response response;
+  try {
+    handler(request, response);
+  } catch (const std::exception& e) {
+    log_warn("server", request.method, " ", request.path, ": internal error: ", e.what());
+    response = Response{};
+    error_responder(request, 500, concat("internal error: ", e.what()), response);
+  }
+  bool keep_alive = wants_keep_alive(request) && !shutting_down.load() && !connection.input_closed;
+  keep_alive = write_response(connection, request, response, keep_alive, options.write_timeout);
+  if (connection.input_closed) keep_alive = false;
+  observer(request, response.status);
+  {
+    std::lock_guard<std::mutex> lock(returned_mutex);
+    returned.emplace_back(&connection, keep_alive);
+  }
+  wake();
+}
+
+void Transport::Impl::take_returned() {
+  std::vector<std::pair<Connection*, bool>> answered;
+  {
+    std::lock_guard<std::mutex> lock(returned_mutex);
+    answered.swap(returned);
+  }
+  for (auto [connection, keep_alive] : answered) {
+    busy.fetch_sub(1);
+    if (!keep_alive || shutting_down.load()) {
+      close_connection(*connection);
+      continue;
+    }
+    connection->parser.reset();
+    connection->phase = Connection::Phase::kIdle;
+    connection->headers_seen = false;
+    connection->continue_sent = false;
+    connection->deadline = Clock::now() + options.idle_timeout;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP;
+    event.data.fd = connection->fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, connection->fd, &event);
+    if (!connection->pending.empty()) {
+      const std::string pipelined = std::move(connection->pending);
+      connection->pending.clear();
+      consume(*connection, pipelined);
+    }
+  }
+}
+
+void Transport::Impl::sweep() {
+  const auto now = Clock::now();
+  if (now - last_sweep < kSweepInterval) return;
+  last_sweep = now;
+  std::vector<Connection*> expired;
+  for (auto& [fd, connection] : connections) {
+    if (connection->phase != Connection::Phase::kBusy && now >= connection->deadline) {
+      expired.push_back(connection.get());
+    }
+  }
+  for (Connection* connection : expired) {
+    if (connection->phase == Connection::Phase::kReading) {
+      const auto limit = connection->headers_seen ? options.body_timeout : options.header_timeout;
+      answer_error(*connection, 408,
+                   concat("the request ", connection->headers_seen ? "body" : "headers",
+                          " did not arrive within ", std::chrono::duration<double>(limit).count(), " s"));
+    } else {
+      close_connection(*connection);
+    }
+  }
+}
+
+void Transport::Impl::close_connection(Connection& connection) {
+  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
+  if (auto it = per_client.find(connection.peer); it != per_client.end() && --it->second == 0) {
+    per_client.erase(it);
+  }
+  connections.erase(connection.fd);
+}
+
+void Transport::Impl::close_unanswered() {
+  std::vector<Connection*> waiting;
+  for (auto& [fd, connection] : connections) {
+    if (connection->phase != Connection::Phase::kBusy) waiting.push_back(connection.get());
+  }
+  for (Connection* connection : waiting) close_connection(*connection);
+}
+
+Transport::Transport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Transport::~Transport() = default;
+
+Result<std::unique_ptr<Transport>> Transport::listen(const TransportOptions& options, Handler handler,
+                                                     ErrorResponder error_responder,
+                                                     AnswerObserver observer) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->handler = std::move(handler);
+  impl->error_responder = std::move(error_responder);
+  impl->observer = std::move(observer);
+  SINTER_ASSIGN(impl->listen_fd, listen_socket(options.host, options.port));
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  impl->port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  impl->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  impl->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl->epoll_fd < 0 || impl->wake_fd < 0) {
+    return make_error(ErrorCode::kIo, "cannot set up the server's event loop: ", std::strerror(errno));
+  }
+  for (const int fd : {impl->listen_fd, impl->wake_fd}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(impl->epoll_fd, EPOLL_CTL_ADD, fd, &event);
+  }
+  return std::unique_ptr<Transport>(new Transport(std::move(impl)));
+}
+
+int Transport::port() const { return impl_->port; }
+
+size_t Transport::answering() const { return impl_->busy.load(); }
+
+void Transport::shutdown() {
+  impl_->shutting_down.store(true);
+  impl_->wake();
+}
+
+Status Transport::run() {
+  Impl& impl = *impl_;
+  bool listening = true;
+  epoll_event events[64];
+  for (;;) {
+    if (impl.shutting_down.load()) {
+      if (listening) {
+        listening = false;
+        epoll_ctl(impl.epoll_fd, EPOLL_CTL_DEL, impl.listen_fd, nullptr);
+        ::close(impl.listen_fd);
+        impl.listen_fd = -1;
+      }
+      impl.close_unanswered();
+      if (impl.busy.load() == 0) break;
+    }
+    const int count = epoll_wait(impl.epoll_fd, events, 64, static_cast<int>(kSweepInterval.count()));
+    if (count < 0 && errno != EINTR) {
+      return make_error(ErrorCode::kIo, "the server's event loop failed: ", std::strerror(errno));
+    }
+    for (int i = 0; i < count; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == impl.listen_fd) {
+        impl.accept_all();
+      } else if (fd == impl.wake_fd) {
+        uint64_t value = 0;
+        [[maybe_unused]] const ssize_t got = ::read(impl.wake_fd, &value, sizeof(value));
+      } else if (auto it = impl.connections.find(fd);
+                 it != impl.connections.end() && it->second->phase != Connection::Phase::kBusy) {
+        impl.on_readable(*it->second);
+      }
+    }
+    impl.take_returned();
+    impl.sweep();
+  }
+  impl.take_returned();
+  return ok_status();
+}
+
+}  // namespace sinter::server::http
