@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace sinter::server {
 
 Result<GenerationOptions> make_generation_options(const RequestedGeneration& requested,
                                                   const SamplingDefaults& defaults, const ServedModel& model,
-                                                  OverflowPolicy overflow) {
+                                                  const ServerLimits& limits) {
   GenerationOptions options;
-  // Without a limit a request runs until end of generation or until its context is full.
+  // Without a limit a request runs until end of generation or until its context is full; the
+  // server's limit bounds every request (with --overflow shift a context never fills).
   options.max_tokens = static_cast<int32_t>(std::min<int64_t>(
-      requested.max_tokens.value_or(model.context_per_sequence), std::numeric_limits<int32_t>::max()));
-  options.overflow = overflow;
+      requested.max_tokens.value_or(model.context_per_sequence), std::max(limits.max_tokens, 1)));
+  options.overflow = limits.overflow;
   options.keep = requested.keep.value_or(0);
   options.stop = requested.stop;
   SamplerOptions& s = options.sampling;

@@ -13,10 +13,17 @@
 
 namespace sinter::server {
 
+// What the server's flags impose on every request.
+struct ServerLimits {
+  OverflowPolicy overflow = OverflowPolicy::kError;  // prompts longer than the context
+  int32_t max_tokens = 32768;                        // generated tokens per request, whatever it asks
+};
+
 // GenerationOptions for `model`: the defaults filled in, the token limit resolved against the
-// model's context, every value checked (logit-bias tokens against the vocabulary).
+// model's context and the server's limit, every value checked (logit-bias tokens against the
+// vocabulary).
 Result<GenerationOptions> make_generation_options(const RequestedGeneration& requested,
                                                   const SamplingDefaults& defaults, const ServedModel& model,
-                                                  OverflowPolicy overflow);
+                                                  const ServerLimits& limits);
 
 }  // namespace sinter::server

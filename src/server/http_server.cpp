@@ -139,7 +139,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   impl->cors = CorsPolicy(options.cors_origins);
   impl->state.models = impl->models.get();
   impl->state.metrics = &impl->metrics;
-  impl->state.overflow = options.overflow;
+  impl->state.limits.overflow = options.overflow;
+  impl->state.limits.max_tokens = options.max_tokens;
+  impl->state.request_timeout = options.request_timeout;
   ServerMetrics* metrics = &impl->metrics;
   impl->models->set_observer([metrics](ServedModel& model) { metrics->absorb(model); });
   impl->add_routes();

@@ -27,6 +27,9 @@ struct HttpServerOptions {
   // After stop(): how long running and queued requests may go on before they are cut.
   std::chrono::milliseconds shutdown_grace{10'000};
   OverflowPolicy overflow = OverflowPolicy::kError;  // prompts longer than the context
+  int32_t max_tokens = 32768;                        // generated tokens per request, at most
+  // A generation still running this long after its request arrived is cut (0: never).
+  std::chrono::milliseconds request_timeout{30 * 60 * 1000};
 };
 
 class HttpServer {

@@ -25,7 +25,7 @@ Json scalar_json(const GgufValue& value) {
 
 Json value_json(const GgufValue& value, bool verbose) {
   if (value.type != GgufType::kArray) return scalar_json(value);
-  if (!verbose) return nullptr;
+  if (!verbose) return Json::array();  // as Ollama: arrays are listed only when verbose
   const auto& array = std::get<GgufArray>(value.data);
   Json items = Json::array();
   for (size_t i = 0; i < array.size(); ++i) items.push_back(value_json(array.at(i), true));

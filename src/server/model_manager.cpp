@@ -82,6 +82,13 @@ void ModelLease::release() {
   model_.reset();  // may be the last reference: the model unloads here
 }
 
+int32_t resolve_context(const ServingOptions& options, int32_t n_ctx_train,
+                        std::optional<int32_t> requested) {
+  if (requested) return std::min(*requested, std::max(n_ctx_train, options.context_per_sequence));
+  return options.context_per_sequence > 0 ? options.context_per_sequence
+                                          : std::min(n_ctx_train, kMaxDefaultContext);
+}
+
 Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, const ServingOptions& options,
                                                        std::optional<int32_t> context_per_sequence) {
   const auto start = Clock::now();
@@ -107,13 +114,8 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
     if (!served->has_chat_template)
       log_info("server", file.name, ": the model has no chat template; chat requests use ChatML");
   }
-  // The context per sequence: the request's (at most the training context, or the server's
-  // --ctx where that is larger), else the server's, else the training context up to 4096.
-  int32_t context = options.context_per_sequence > 0 ? options.context_per_sequence
-                                                     : std::min(shape.n_ctx_train, kMaxDefaultContext);
-  if (context_per_sequence) {
-    context = std::min(*context_per_sequence, std::max(shape.n_ctx_train, options.context_per_sequence));
-  }
+  const int32_t context = resolve_context(options, shape.n_ctx_train, context_per_sequence);
+  served->context_resolved = context;
   SchedulerOptions scheduler_options;
   scheduler_options.parallel = options.parallel;
   scheduler_options.n_ctx = context * options.parallel;
@@ -214,6 +216,10 @@ void ModelManager::rescan_locked() {
   }
 }
 
+std::string tagged_name(std::string_view name) {
+  return name.find(':') == std::string_view::npos ? std::string(name) + ":latest" : std::string(name);
+}
+
 ModelManager::Entry* ModelManager::find_locked(std::string_view name) {
   for (std::string_view candidate : {name, normalize_name(name)}) {
     const auto it = entries_.find(candidate);
@@ -251,23 +257,27 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
   }
   if (entry == nullptr) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
   const std::string key = entry->file.name;
+  // A request's context applies to it alone: a model loaded with another context (a request's
+  // num_ctx, or the default when this one asks for none) is reloaded once nobody uses it, and
+  // the request waits for that, as Ollama's scheduler does.
+  const auto needs_other_context = [&](const Entry& candidate) {
+    if (!candidate.served) return false;
+    const int32_t train = candidate.served->model->model().shape().n_ctx_train;
+    return resolve_context(options_, train, options.context_per_sequence) !=
+           candidate.served->context_resolved;
+  };
   for (;;) {
     changed_.wait(lock, [&] {
       const auto it = entries_.find(key);
-      return stopping_ || it == entries_.end() || !it->second.loading;
+      return stopping_ || it == entries_.end() ||
+             (!it->second.loading && (it->second.leases == 0 || !needs_other_context(it->second)));
     });
     if (stopping_) return make_error(ErrorCode::kCancelled, "the server is shutting down");
     const auto it = entries_.find(key);
     if (it == entries_.end()) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
     entry = &it->second;
     std::shared_ptr<ServedModel> stale;
-    if (entry->served && options.context_per_sequence && entry->leases == 0) {
-      // Another context was asked for: reload when nobody uses the model (as Ollama does).
-      const int32_t train = entry->served->model->model().shape().n_ctx_train;
-      const int32_t wanted =
-          std::min(*options.context_per_sequence, std::max(train, options_.context_per_sequence));
-      if (wanted != entry->served->context_per_sequence) stale = std::move(entry->served);
-    }
+    if (needs_other_context(*entry)) stale = std::move(entry->served);
     if (entry->served) break;
     entry->loading = true;
     const ModelFile file = entry->file;

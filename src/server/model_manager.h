@@ -35,6 +35,9 @@ struct ModelFile {
   std::string digest;  // see file_digest()
 };
 
+// The name clients see: "name:tag" ("name:latest" for a file's model).
+std::string tagged_name(std::string_view name);
+
 struct ServingOptions {
   LoadOptions load;                  // backend and threads
   int32_t parallel = 4;              // sequences per forward pass, per model
@@ -53,8 +56,9 @@ struct ServedModel {
   chat::ChatTemplate chat_template;
   bool has_chat_template = false;  // false: the model has none and ChatML is used for chat
   std::unique_ptr<Scheduler> scheduler;
-  int32_t context_per_sequence = 0;
-  uint64_t memory_bytes = 0;  // weights + KV cache
+  int32_t context_per_sequence = 0;  // as the scheduler has it
+  int32_t context_resolved = 0;      // as asked for (see resolve_context)
+  uint64_t memory_bytes = 0;         // weights + KV cache
   SystemTime loaded_at;
   // Guarded by the server metrics' mutex: what the metrics have already counted.
   SchedulerMetrics absorbed;  // the scheduler's counters at the last look
@@ -167,6 +171,11 @@ class ModelManager {
   std::thread reaper_;
   std::thread preloader_;
 };
+
+// The context per sequence a request gets: its own num_ctx (at most the training context, or the
+// server's --ctx where that is larger), else the server's --ctx, else the training context up to
+// 4096.
+int32_t resolve_context(const ServingOptions& options, int32_t n_ctx_train, std::optional<int32_t> requested);
 
 // Loads a model for serving: weights, tokenizer, chat template (ChatML when it has none, said in
 // the log) and a scheduler with the given context per sequence.

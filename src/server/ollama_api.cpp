@@ -18,6 +18,9 @@
 namespace sinter::server {
 namespace {
 
+// The version of Ollama whose API sinter implements (clients gate features on /api/version).
+constexpr const char* kOllamaApiVersion = "0.13.0";
+
 using Json = nlohmann::ordered_json;
 
 // The NDJSON answer of /api/generate (chat false) and /api/chat (chat true).
@@ -38,8 +41,15 @@ class OllamaShape : public ResponseShape {
     return dump_json(final(completion, "")) + "\n";
   }
 
+  // The last object of a stream that was cut: done, with done_reason "error" and the message
+  // (ollama clients raise an object that has "error").
   std::string stream_error(const std::string& message) override {
-    return dump_json(Json{{"error", message}}) + "\n";
+    Json last = base();
+    put_text(last, "");
+    last["done"] = true;
+    last["done_reason"] = "error";
+    last["error"] = message;
+    return dump_json(last) + "\n";
   }
 
   Json whole(const Completion& completion) override { return final(completion, completion.text); }
@@ -201,7 +211,7 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
   }
   GenerationJob job;
   SINTER_ASSIGN(job.options,
-                make_generation_options(common.generation, kOllamaDefaults, *lease, state.overflow));
+                make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
   job.lease = std::move(lease);
   job.prompt = std::move(tokens);
   job.shape = std::make_unique<OllamaShape>(common.model, false);
@@ -231,7 +241,7 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
   GenerationJob job;
   SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, text));
   SINTER_ASSIGN(job.options,
-                make_generation_options(common.generation, kOllamaDefaults, *lease, state.overflow));
+                make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
   job.lease = std::move(lease);
   job.shape = std::make_unique<OllamaShape>(common.model, true);
   job.stream = common.stream;
@@ -242,8 +252,12 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
 
 Json describe_model(const ModelFile& file) {
   const ModelDetails details = details_cache().get(file);
-  return Json{{"name", file.name},  {"model", file.name},    {"modified_at", format_rfc3339(file.modified)},
-              {"size", file.bytes}, {"digest", file.digest}, {"details", details_json(details)}};
+  return Json{{"name", tagged_name(file.name)},
+              {"model", tagged_name(file.name)},
+              {"modified_at", format_rfc3339(file.modified)},
+              {"size", file.bytes},
+              {"digest", file.digest},
+              {"details", details_json(details)}};
 }
 
 Status handle_tags(ServerState& state, http::Response& res) {
@@ -356,7 +370,7 @@ void add_ollama_routes(http::Router& router, ServerState& state) {
                return handle_ps(s, res);
              }));
   router.add("GET", "/api/version", [](const http::Request&, http::Response& res) {
-    reply_json(res, {{"version", SINTER_VERSION}});
+    reply_json(res, {{"version", kOllamaApiVersion}, {"sinter_version", SINTER_VERSION}});
   });
   router.add("POST", "/api/tokenize", guarded(state, handle_tokenize));
   router.add("POST", "/api/detokenize", guarded(state, handle_detokenize));

@@ -63,11 +63,13 @@ class OpenAiShape : public ResponseShape {
     return out + "data: [DONE]\n\n";
   }
 
+  // The last chunk of a stream that was cut: its choice ends with finish_reason "error", and the
+  // error object beside it makes the openai clients raise it.
   std::string stream_error(const std::string& message) override {
-    return sse(Json{
-               {"error",
-                {{"message", message}, {"type", "server_error"}, {"param", nullptr}, {"code", nullptr}}}}) +
-           "data: [DONE]\n\n";
+    Json last = chunk(chat_ ? Json::object() : Json(""), "error");
+    last["error"] =
+        Json{{"message", message}, {"type", "server_error"}, {"param", nullptr}, {"code", nullptr}};
+    return sse(last) + "data: [DONE]\n\n";
   }
 
   std::string stream_keepalive() override { return ": keep-alive\n\n"; }
@@ -76,7 +78,7 @@ class OpenAiShape : public ResponseShape {
     Json answer = header(false);
     Json choice{{"index", 0}};
     if (chat_) {
-      choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}};
+      choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}, {"refusal", nullptr}};
     } else {
       choice["text"] = completion.text;
     }
@@ -108,6 +110,7 @@ class OpenAiShape : public ResponseShape {
     choice["finish_reason"] = reason;
     Json out = header(true);
     out["choices"] = Json::array({choice});
+    if (include_usage_) out["usage"] = nullptr;  // the usage comes in a last chunk of its own
     return out;
   }
 
@@ -155,7 +158,7 @@ Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, 
   GenerationJob job;
   job.prompt = std::move(prompt);
   SINTER_ASSIGN(job.options,
-                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.overflow));
+                make_generation_options(common.generation, kOpenAiDefaults, *lease, state.limits));
   job.lease = std::move(lease);
   job.shape = std::make_unique<OpenAiShape>(common.model, chat, common.include_usage);
   job.stream = common.stream;
@@ -212,7 +215,7 @@ Status handle_completions(ServerState& state, const http::Request& req, http::Re
 }
 
 Json model_object(const ModelFile& file) {
-  return Json{{"id", file.name},
+  return Json{{"id", tagged_name(file.name)},
               {"object", "model"},
               {"created", unix_seconds(file.modified)},
               {"owned_by", "sinter"}};

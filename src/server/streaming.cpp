@@ -14,6 +14,15 @@ int64_t nanoseconds_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
+bool past_time_limit(const ServerState& state, const GenerationJob& job) {
+  return state.request_timeout.count() > 0 && Clock::now() - job.arrived > state.request_timeout;
+}
+
+std::string time_limit_message(const ServerState& state) {
+  return concat("the request ran past the server's time limit of ",
+                std::chrono::duration<double>(state.request_timeout).count(), " s (--request-timeout)");
+}
+
 const char* openai_error_type(int status) {
   if (status == 404) return "not_found_error";
   if (status == 503) return "server_busy";
@@ -41,9 +50,10 @@ class StreamingAnswer {
       if (!write(sink, job_.shape->stream_begin())) return http::PumpResult::kAbandoned;
     }
     for (;;) {
-      if (server_.stopping.load()) {
+      if (server_.stopping.load() || past_time_limit(server_, job_)) {
         stream_->cancel();
-        write(sink, job_.shape->stream_error("the server is shutting down"));
+        write(sink, job_.shape->stream_error(server_.stopping.load() ? "the server is shutting down"
+                                                                     : time_limit_message(server_)));
         return end();
       }
       std::optional<RequestEvent> event = stream_->pop(kPollInterval);
@@ -192,6 +202,11 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
     if (state.stopping.load()) {
       stream->cancel();
       job.shape->error(res, Error(ErrorCode::kCancelled, "the server is shutting down"));
+      return;
+    }
+    if (past_time_limit(state, job)) {
+      stream->cancel();
+      job.shape->error(res, Error(ErrorCode::kCancelled, time_limit_message(state)));
       return;
     }
     if (req.client_gone()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/scheduler.h"
+#include "server/generation_request.h"
 #include "server/http/message.h"
 #include "server/http/router.h"
 #include "server/metrics.h"
@@ -26,7 +27,9 @@ using Clock = std::chrono::steady_clock;
 struct ServerState {
   ModelManager* models = nullptr;
   ServerMetrics* metrics = nullptr;
-  OverflowPolicy overflow = OverflowPolicy::kError;
+  ServerLimits limits;
+  // A request still running this long after it arrived is cut (0: no limit).
+  std::chrono::milliseconds request_timeout{0};
   std::atomic<bool> stopping{false};
 };
 

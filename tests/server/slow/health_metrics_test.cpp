@@ -21,7 +21,7 @@ TEST(Health, ReadyWithOneModelAndErrorForABrokenOne) {
   // -m loads the model at start.
   const Json ps = http_get(*server, "/api/ps").json();
   ASSERT_EQ(ps["models"].size(), 1u);
-  EXPECT_EQ(ps["models"][0]["name"], "stories260K");
+  EXPECT_EQ(ps["models"][0]["name"], "stories260K:latest");
   EXPECT_EQ(server->stop(), 0);
 
   const std::string broken = scratch_dir() + "/broken.gguf";

@@ -254,9 +254,9 @@ TEST_F(OllamaApi, TagsShowVersion) {
   ASSERT_EQ(tags["models"].size(), 2u) << tags;
   const Json& random = tags["models"][0];
   const Json& stories = tags["models"][1];
-  EXPECT_EQ(random["name"], "random-tiny");
-  EXPECT_EQ(stories["name"], "stories260K");
-  EXPECT_EQ(stories["model"], "stories260K");
+  EXPECT_EQ(random["name"], "random-tiny:latest");
+  EXPECT_EQ(stories["name"], "stories260K:latest");
+  EXPECT_EQ(stories["model"], "stories260K:latest");
   EXPECT_TRUE(std::regex_match(stories["modified_at"].get<std::string>(), kTimestamp));
   EXPECT_EQ(stories["size"], std::filesystem::file_size(stories_model()));
   EXPECT_EQ(stories["digest"].get<std::string>().size(), 64u);
@@ -282,7 +282,8 @@ TEST_F(OllamaApi, TagsShowVersion) {
     EXPECT_EQ(info["general.architecture"], "llama");
     EXPECT_EQ(info["llama.context_length"], 2048);
     EXPECT_EQ(info["tokenizer.ggml.model"], "llama");
-    EXPECT_TRUE(info["tokenizer.ggml.tokens"].is_null());  // arrays only with verbose
+    // Arrays only with verbose, [] otherwise (as Ollama: clients iterate them).
+    EXPECT_EQ(info["tokenizer.ggml.tokens"], Json::array());
     EXPECT_GT(info["general.parameter_count"].get<int64_t>(), 200000);
   }
   const Json verbose =
@@ -292,6 +293,9 @@ TEST_F(OllamaApi, TagsShowVersion) {
 
   const Json version = http_get(*server_, "/api/version").json();
   EXPECT_TRUE(std::regex_match(version["version"].get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
+  // The Ollama API version clients gate features on (0.6 and later), sinter's own beside it.
+  EXPECT_GE(std::stoi(version["version"].get<std::string>().substr(2)), 6) << version;
+  EXPECT_TRUE(version["sinter_version"].is_string());
   const HttpAnswer root = http_get(*server_, "/");
   EXPECT_EQ(root.status, 200);
   EXPECT_EQ(root.body, "sinter is running");
@@ -312,8 +316,8 @@ TEST_F(OllamaApi, PsAndKeepAlive) {
   const Json ps = http_get(*server_, "/api/ps").json();
   ASSERT_EQ(ps["models"].size(), 1u) << ps;
   const Json& loaded = ps["models"][0];
-  EXPECT_EQ(loaded["name"], "stories260K");
-  EXPECT_EQ(loaded["model"], "stories260K");
+  EXPECT_EQ(loaded["name"], "stories260K:latest");
+  EXPECT_EQ(loaded["model"], "stories260K:latest");
   EXPECT_EQ(loaded["details"]["family"], "llama");
   EXPECT_EQ(loaded["context_length"], 2048);
   EXPECT_EQ(loaded["size_vram"], 0);
@@ -334,7 +338,7 @@ TEST_F(OllamaApi, PsAndKeepAlive) {
                  {"options", {{"num_predict", 2}}}});
   const Json after = http_get(*server_, "/api/ps").json();
   ASSERT_EQ(after["models"].size(), 1u);
-  EXPECT_EQ(after["models"][0]["name"], "stories260K");
+  EXPECT_EQ(after["models"][0]["name"], "stories260K:latest");
 
   // An empty prompt loads (done_reason "load") or, with keep_alive 0, unloads.
   const Json load =
@@ -351,7 +355,7 @@ TEST_F(OllamaApi, PsAndKeepAlive) {
   EXPECT_EQ(unload["message"]["content"], "");
   const Json last = http_get(*server_, "/api/ps").json();
   ASSERT_EQ(last["models"].size(), 1u);
-  EXPECT_EQ(last["models"][0]["name"], "random-tiny");
+  EXPECT_EQ(last["models"][0]["name"], "random-tiny:latest");
 
   // A short keep-alive unloads the model shortly after the request.
   http_post(*server_, "/api/generate",
@@ -369,12 +373,15 @@ TEST_F(OllamaApi, PsAndKeepAlive) {
   EXPECT_TRUE(unloaded);
 }
 
-TEST_F(OllamaApi, NumCtxReloadsAnIdleModel) {
+// A request's num_ctx applies to that request: the model is reloaded for it when idle, and
+// returns to the server's default for the next request that asks for none (the OpenAI routes
+// cannot ask); a refused request changes nothing for the others.
+TEST_F(OllamaApi, NumCtxAppliesToItsRequestOnly) {
   const Json options{{"num_predict", 2}, {"num_ctx", 128}};
   http_post(*server_, "/api/generate",
             Json{{"model", "stories260K"}, {"prompt", "Hi"}, {"stream", false}, {"options", options}});
   EXPECT_EQ(http_get(*server_, "/api/ps").json()["models"][0]["context_length"], 128);
-  // A prompt beyond 128 tokens is now over the context.
+  // A prompt beyond 128 tokens is over that request's context.
   std::string longer;
   for (int i = 0; i < 60; ++i) longer += "the cat sat. ";
   const HttpAnswer over =
@@ -382,7 +389,18 @@ TEST_F(OllamaApi, NumCtxReloadsAnIdleModel) {
                 Json{{"model", "stories260K"}, {"prompt", longer}, {"stream", false}, {"options", options}});
   EXPECT_EQ(over.status, 400);
   EXPECT_NE(over.json()["error"].get<std::string>().find("context"), std::string::npos) << over.body;
-  // Without num_ctx the loaded context stays; a larger one is capped at the training context.
+  // The same prompt without num_ctx, and through the OpenAI route, gets the default context.
+  const HttpAnswer plain = http_post(
+      *server_, "/api/generate",
+      Json{{"model", "stories260K"}, {"prompt", longer}, {"stream", false}, {"options", {{"num_predict", 2}}}});
+  EXPECT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(http_get(*server_, "/api/ps").json()["models"][0]["context_length"], 2048);
+  http_post(*server_, "/api/generate",
+            Json{{"model", "stories260K"}, {"prompt", "Hi"}, {"stream", false}, {"options", options}});
+  const HttpAnswer openai = http_post(
+      *server_, "/v1/completions", Json{{"model", "stories260K"}, {"prompt", longer}, {"max_tokens", 2}});
+  EXPECT_EQ(openai.status, 200) << openai.body;
+  // A larger num_ctx is capped at the training context.
   http_post(*server_, "/api/generate",
             Json{{"model", "stories260K"},
                  {"prompt", "Hi"},

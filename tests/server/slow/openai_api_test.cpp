@@ -225,8 +225,8 @@ TEST_F(OpenAiApi, Models) {
   const Json list = http_get(*server_, "/v1/models").json();
   EXPECT_EQ(list["object"], "list");
   ASSERT_EQ(list["data"].size(), 2u);
-  EXPECT_EQ(list["data"][0]["id"], "random-tiny");
-  EXPECT_EQ(list["data"][1]["id"], "stories260K");
+  EXPECT_EQ(list["data"][0]["id"], "random-tiny:latest");
+  EXPECT_EQ(list["data"][1]["id"], "stories260K:latest");
   for (const Json& model : list["data"]) {
     EXPECT_EQ(model["object"], "model");
     EXPECT_EQ(model["owned_by"], "sinter");
@@ -234,6 +234,7 @@ TEST_F(OpenAiApi, Models) {
   }
   const Json one = http_get(*server_, "/v1/models/stories260K").json();
   EXPECT_EQ(one, list["data"][1]);
+  EXPECT_EQ(http_get(*server_, "/v1/models/stories260K:latest").json(), one);
   const HttpAnswer missing = http_get(*server_, "/v1/models/nope");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.json()["error"]["message"], "model 'nope' not found");

@@ -27,6 +27,7 @@ class ServerProcess {
   ~ServerProcess();
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   // SIGTERM, then the exit status (-1 when it had to be killed).
   int stop();
   bool running();
