@@ -1,5 +1,6 @@
 #include "server/prompt.h"
 
+#include "chat/gotemplate/ollama_template.h"
 #include "server/json_fields.h"
 
 namespace sinter::server {
@@ -16,10 +17,27 @@ Result<chat::ChatTemplate> template_for(const ServedModel& model, const std::opt
   return compiled;
 }
 
+// A Go template (Ollama's syntax: a request's "template", or a Modelfile's) renders as Ollama's
+// text/template does.
+Result<std::string> render_go_template(const std::string& source, const chat::Json& messages) {
+  auto parsed = chat::OllamaTemplate::parse(source);
+  if (!parsed)
+    return make_error(ErrorCode::kInvalidArgument, "template (a Go template): ", parsed.error().message());
+  chat::OllamaTemplateData data;
+  SINTER_ASSIGN(data.messages, chat::ollama_messages_from_json(messages));
+  auto rendered = parsed->render(data);
+  if (!rendered)
+    return make_error(ErrorCode::kInvalidArgument, "template (a Go template): ", rendered.error().message());
+  return rendered;
+}
+
 }  // namespace
 
 Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
                                 const std::optional<std::string>& template_source) {
+  if (template_source && chat::looks_like_go_template(*template_source)) {
+    return render_go_template(*template_source, messages);
+  }
   SINTER_ASSIGN(const chat::ChatTemplate chat_template, template_for(model, template_source));
   chat::ChatRequest request;
   request.messages = messages;

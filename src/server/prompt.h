@@ -13,8 +13,9 @@
 
 namespace sinter::server {
 
-// The conversation rendered with the model's template (or `template_source`, a Jinja template
-// given with the request), ending with the assistant's turn.
+// The conversation rendered with the model's template (or `template_source`, a template given
+// with the request: Jinja, or Go text/template syntax as Ollama's Modelfiles write it), ending
+// with the assistant's turn.
 Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
                                 const std::optional<std::string>& template_source);
 

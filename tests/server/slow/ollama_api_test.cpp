@@ -390,15 +390,17 @@ TEST_F(OllamaApi, NumCtxAppliesToItsRequestOnly) {
   EXPECT_EQ(over.status, 400);
   EXPECT_NE(over.json()["error"].get<std::string>().find("context"), std::string::npos) << over.body;
   // The same prompt without num_ctx, and through the OpenAI route, gets the default context.
-  const HttpAnswer plain = http_post(
-      *server_, "/api/generate",
-      Json{{"model", "stories260K"}, {"prompt", longer}, {"stream", false}, {"options", {{"num_predict", 2}}}});
+  const HttpAnswer plain = http_post(*server_, "/api/generate",
+                                     Json{{"model", "stories260K"},
+                                          {"prompt", longer},
+                                          {"stream", false},
+                                          {"options", {{"num_predict", 2}}}});
   EXPECT_EQ(plain.status, 200) << plain.body;
   EXPECT_EQ(http_get(*server_, "/api/ps").json()["models"][0]["context_length"], 2048);
   http_post(*server_, "/api/generate",
             Json{{"model", "stories260K"}, {"prompt", "Hi"}, {"stream", false}, {"options", options}});
-  const HttpAnswer openai = http_post(
-      *server_, "/v1/completions", Json{{"model", "stories260K"}, {"prompt", longer}, {"max_tokens", 2}});
+  const HttpAnswer openai = http_post(*server_, "/v1/completions",
+                                      Json{{"model", "stories260K"}, {"prompt", longer}, {"max_tokens", 2}});
   EXPECT_EQ(openai.status, 200) << openai.body;
   // A larger num_ctx is capped at the training context.
   http_post(*server_, "/api/generate",
@@ -407,6 +409,62 @@ TEST_F(OllamaApi, NumCtxAppliesToItsRequestOnly) {
                  {"stream", false},
                  {"options", {{"num_predict", 2}, {"num_ctx", 100000}}}});
   EXPECT_EQ(http_get(*server_, "/api/ps").json()["models"][0]["context_length"], 2048);
+}
+
+}  // namespace
+}  // namespace sinter::testing
+
+namespace sinter::testing {
+namespace {
+
+// A request's `template` in Go's text/template syntax renders as Ollama renders it: the answer
+// equals a raw request whose prompt is that rendering.
+TEST(OllamaTemplates, GoTemplateInARequest) {
+  auto server = ServerProcess::start({"-m", stories_model(), "-t", "1"});
+  ASSERT_NE(server, nullptr);
+  const Json greedy{{"num_predict", 6}, {"temperature", 0}};
+  const Json chat =
+      http_post(*server, "/api/chat",
+                Json{{"model", "stories260K"},
+                     {"stream", false},
+                     {"template", "{{- range .Messages }}[{{ .Role }}] {{ .Content }}\n{{ end }}"},
+                     {"messages",
+                      {{{"role", "user"}, {"content", "Once upon a time"}},
+                       {{"role", "user"}, {"content", "there was"}}}},
+                     {"options", greedy}})
+          .json();
+  // Consecutive messages of one role are merged with a blank line, as Ollama does.
+  const Json raw = http_post(*server, "/api/generate",
+                             Json{{"model", "stories260K"},
+                                  {"stream", false},
+                                  {"raw", true},
+                                  {"prompt", "[user] Once upon a time\n\nthere was\n"},
+                                  {"options", greedy}})
+                       .json();
+  EXPECT_EQ(chat["message"]["content"], raw["response"]) << chat << raw;
+  EXPECT_EQ(chat["prompt_eval_count"], raw["prompt_eval_count"]);
+
+  const Json legacy = http_post(*server, "/api/generate",
+                                Json{{"model", "stories260K"},
+                                     {"stream", false},
+                                     {"system", "Lily"},
+                                     {"prompt", "was"},
+                                     {"template", "{{ if .System }}{{ .System }} {{ end }}{{ .Prompt }}"},
+                                     {"options", greedy}})
+                          .json();
+  const Json legacy_raw = http_post(*server, "/api/generate",
+                                    Json{{"model", "stories260K"},
+                                         {"stream", false},
+                                         {"raw", true},
+                                         {"prompt", "Lily was"},
+                                         {"options", greedy}})
+                              .json();
+  EXPECT_EQ(legacy["response"], legacy_raw["response"]) << legacy << legacy_raw;
+
+  const HttpAnswer broken = http_post(
+      *server, "/api/generate", Json{{"model", "stories260K"}, {"prompt", "x"}, {"template", "{{ .Prompt "}});
+  EXPECT_EQ(broken.status, 400);
+  EXPECT_NE(broken.body.find("unclosed action"), std::string::npos) << broken.body;
 }
 
 }  // namespace
