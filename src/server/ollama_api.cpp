@@ -139,8 +139,9 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
   if (const Json* keep_alive = fields.find("keep_alive")) {
     SINTER_ASSIGN(common.keep_alive, parse_keep_alive(*keep_alive, "keep_alive"));
   }
+  // "" means not set, as null does (clients send it always). (A JSON string's empty() is false.)
   if (const Json* format = fields.find("format");
-      format != nullptr && !(format->is_string() && format->empty())) {
+      format != nullptr && !(format->is_string() && format->get_ref<const std::string&>().empty())) {
     return make_error(ErrorCode::kInvalidArgument, "format (structured output) is not supported");
   }
   SINTER_ASSIGN(const Json* options, fields.object("options"));

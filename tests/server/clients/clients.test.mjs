@@ -1,0 +1,173 @@
+// What real clients send and read: curl as Ollama's documentation writes it, the official
+// `ollama` and `openai` npm clients, and a browser's CORS preflight.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { Server, eventually, storiesModel } from './support.mjs';
+
+const model = 'stories260K';
+const short = { num_predict: 6, temperature: 0 };
+
+describe('sinter serve with real clients', () => {
+  let server;
+  before(async () => {
+    server = await Server.start(['-m', storiesModel, '-t', '1', '--max-body', '65536']);
+  });
+  after(async () => { assert.equal(await server.stop(), 0); });
+
+  test('curl -d (form-encoded) bodies are JSON up to --max-body, and 413 names that limit', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sinter-curl-'));
+    const padded = path.join(dir, 'padded.json');
+    // 20 KB of JSON whitespace: over the 8 KiB that form bodies were held to before.
+    fs.writeFileSync(padded, `{"model": "${model}", "prompt": "Once upon a time", "stream": false,${' '.repeat(20000)}"options": {"num_predict": 4}}`);
+    const ok = spawnSync('curl', ['-s', '-w', '\n%{http_code}', `${server.url}/api/generate`, '-d', `@${padded}`], { encoding: 'utf8' });
+    const [body, status] = ok.stdout.split('\n');
+    assert.equal(status, '200', ok.stdout);
+    assert.equal(JSON.parse(body).done, true);
+
+    const big = path.join(dir, 'big.json');
+    fs.writeFileSync(big, `{"model": "${model}", "prompt": "${'a'.repeat(70000)}"}`);
+    const refused = spawnSync('curl', ['-s', '-w', '\n%{http_code}', `${server.url}/api/generate`, '-d', `@${big}`], { encoding: 'utf8' });
+    const [error, code] = refused.stdout.split('\n');
+    assert.equal(code, '413');
+    assert.match(JSON.parse(error).error, /limit of 65536 bytes/);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('ollama client: tagged names, show, version, format "" and streaming', async () => {
+    const ollama = server.ollama();
+    const list = await ollama.list();
+    assert.deepEqual(list.models.map((m) => m.name), [`${model}:latest`]);
+    const ps = await ollama.ps();
+    assert.equal(ps.models[0].name, `${model}:latest`);
+    const show = await ollama.show({ model: `${model}:latest` });
+    assert.ok(Array.isArray(show.model_info['tokenizer.ggml.tokens']));
+    assert.deepEqual(show.capabilities, ['completion']);
+    const version = await ollama.version();
+    assert.match(version.version, /^0\.\d+\.\d+$/);
+
+    const plain = await ollama.generate({ model, prompt: 'Once upon a time', options: short });
+    const tagged = await ollama.generate({ model: `${model}:latest`, prompt: 'Once upon a time', format: '', options: short });
+    assert.equal(tagged.response, plain.response);
+    assert.ok(plain.response.length > 0);
+
+    let text = '';
+    let last;
+    for await (const part of await ollama.chat({ model, messages: [{ role: 'user', content: 'Hi' }], stream: true, options: short })) {
+      text += part.message.content;
+      last = part;
+    }
+    assert.equal(last.done, true);
+    assert.equal(last.done_reason, 'length');
+    assert.ok(text.length > 0);
+  });
+
+  test('openai client: refusal, usage chunks, errors with param and code, x-request-id', async () => {
+    const openai = server.openai();
+    const { data: completion, response } = await openai.chat.completions
+      .create({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 })
+      .withResponse();
+    assert.equal(completion.choices[0].message.refusal, null);
+    assert.match(response.headers.get('x-request-id'), /\S+/);
+
+    const chunks = [];
+    const stream = await openai.chat.completions.create({
+      model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, stream: true, stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream) chunks.push(chunk);
+    const last = chunks.at(-1);
+    assert.equal(last.choices.length, 0);
+    assert.equal(last.usage.completion_tokens, 4);
+    for (const chunk of chunks.slice(0, -1)) assert.equal(chunk.usage, null);
+
+    await assert.rejects(openai.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+      (error) => error.status === 404 && error.error.type === 'not_found_error' && 'param' in error.error && 'code' in error.error);
+    await assert.rejects(openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], temperature: 7 }),
+      (error) => error.status === 400 && /temperature/.test(error.message));
+
+    const given = await fetch(`${server.url}/api/tags`, { headers: { 'X-Request-Id': 'trace-42' } });
+    assert.equal(given.headers.get('x-request-id'), 'trace-42');
+    for (const [method, route] of [['GET', '/api/generate'], ['DELETE', '/v1/chat/completions'], ['POST', '/api/tags'], ['PUT', '/v1/models/x']]) {
+      const wrong = await fetch(`${server.url}${route}`, { method });
+      assert.equal(wrong.status, 405, `${method} ${route}`);
+      assert.ok(wrong.headers.get('allow'));
+    }
+  });
+
+  test('browser preflight: local origins and --cors-origins are allowed, others refused', async () => {
+    const preflight = (origin) => new Promise((resolve, reject) => {
+      const request = http.request(`${server.url}/api/chat`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-stainless-os' },
+      }, (res) => { res.resume(); resolve(res); });
+      request.on('error', reject);
+      request.end();
+    });
+    const allowed = await preflight('http://localhost:5173');
+    assert.equal(allowed.statusCode, 204);
+    assert.equal(allowed.headers['access-control-allow-origin'], 'http://localhost:5173');
+    assert.match(allowed.headers['access-control-allow-methods'], /POST/);
+    assert.match(allowed.headers['access-control-allow-headers'], /x-stainless-os/);
+    const refused = await preflight('https://evil.example');
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.headers['access-control-allow-origin'], undefined);
+
+    const other = await Server.start(['-m', storiesModel, '-t', '1', '--cors-origins', 'https://*.example.org']);
+    try {
+      const answer = await fetch(`${other.url}/api/tags`, { headers: { Origin: 'https://app.example.org' } });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get('access-control-allow-origin'), 'https://app.example.org');
+    } finally {
+      assert.equal(await other.stop(), 0);
+    }
+  });
+});
+
+describe('clients that go away', () => {
+  let server;
+  before(async () => {
+    server = await Server.start(['-m', storiesModel, '-t', '1', '--parallel', '1', '--overflow', 'shift']);
+  });
+  after(async () => { assert.equal(await server.stop(), 0); });
+
+  const cancelled = () => server.metric(`sinter_requests_cancelled_total{model="${model}"}`);
+
+  test('a non-streaming request whose client aborts is cancelled and frees its slot', async () => {
+    const openai = server.openai();
+    const controller = new AbortController();
+    const running = openai.completions.create({ model, prompt: 'Once', max_tokens: 30000 }, { signal: controller.signal });
+    assert.ok(await eventually(async () => (await server.metric(`sinter_active_sequences{model="${model}"}`)) === 1));
+    const before = Math.max(await cancelled(), 0);
+    controller.abort();
+    await assert.rejects(running);
+    assert.ok(await eventually(async () => (await cancelled()) === before + 1, 5000), 'cancelled at once');
+    const next = await openai.completions.create({ model, prompt: 'Once', max_tokens: 3 });
+    assert.equal(next.choices[0].finish_reason, 'length');
+  });
+
+  test('a queued stream that is aborted leaves the queue at once', async () => {
+    const first = server.ollama();
+    const running = await first.generate({ model, prompt: 'Once', stream: true, options: { num_predict: 30000 } });
+    const reading = (async () => { try { for await (const part of running) { void part; } } catch { /* aborted */ } })();
+    assert.ok(await eventually(async () => (await server.metric(`sinter_active_sequences{model="${model}"}`)) === 1));
+    // A queued stream has no answer yet (as with Ollama, nothing is sent before its first token):
+    // the client gives up on it with its abort signal.
+    const controller = new AbortController();
+    const waiting = server.openai().completions.create({ model, prompt: 'Twice', max_tokens: 4, stream: true },
+      { signal: controller.signal });
+    assert.ok(await eventually(async () => (await server.metric(`sinter_queued_requests{model="${model}"}`)) === 1));
+    const before = Math.max(await cancelled(), 0);
+    controller.abort();
+    await assert.rejects(waiting);
+    assert.ok(await eventually(async () => (await server.metric(`sinter_queued_requests{model="${model}"}`)) === 0, 5000));
+    assert.equal(await cancelled(), before + 1);
+    assert.equal(await server.metric(`sinter_active_sequences{model="${model}"}`), 1, 'the running stream goes on');
+    first.abort();
+    await reading;
+  });
+});
