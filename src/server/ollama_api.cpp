@@ -147,6 +147,10 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
   SINTER_ASSIGN(const Json* options, fields.object("options"));
   SINTER_ASSIGN(common.generation, read_ollama_options(options));
   SINTER_ASSIGN(common.template_source, fields.string("template"));
+  if (const Json* think = fields.find("think");
+      think != nullptr && !(think->is_boolean() && !think->get<bool>())) {
+    return make_error(ErrorCode::kInvalidArgument, "think (separate reasoning output) is not supported");
+  }
   SINTER_ASSIGN(const Json* tools, fields.array("tools"));
   if (tools != nullptr && !tools->empty())
     return make_error(ErrorCode::kInvalidArgument, "tools are not supported");

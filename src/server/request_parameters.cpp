@@ -1,6 +1,8 @@
 #include "server/request_parameters.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "server/json_fields.h"
@@ -55,11 +57,47 @@ Status refuse_if(bool condition, const std::string& message) {
   return ok_status();
 }
 
+// Ollama's options that place or size the computation, not what it computes: the server's flags
+// decide those (threads, batch, memory mapping), so they are accepted and have no effect.
+constexpr std::string_view kPlacementOptions[] = {
+    "num_gpu", "main_gpu", "use_mmap", "use_mlock",  "num_thread", "num_batch",
+    "numa",    "low_vram", "f16_kv",   "vocab_only", "logits_all", "penalize_newline"};
+constexpr std::string_view kSamplingOptions[] = {
+    "temperature",       "top_p",          "top_k",         "min_p",
+    "typical_p",         "repeat_penalty", "repeat_last_n", "presence_penalty",
+    "frequency_penalty", "seed",           "num_predict",   "num_ctx",
+    "num_keep",          "stop",           "mirostat",      "mirostat_tau",
+    "mirostat_eta",      "tfs_z"};
+
+// Every option is one sinter honours or one of the placement options above; any other is refused
+// by name rather than ignored. Mirostat and tail-free sampling are refused unless off.
+Status check_ollama_option_names(const Json& options) {
+  for (const auto& [key, value] : options.items()) {
+    const auto known = [&](const auto& list) {
+      return std::find(std::begin(list), std::end(list), key) != std::end(list);
+    };
+    if (!known(kPlacementOptions) && !known(kSamplingOptions)) {
+      return make_error(ErrorCode::kInvalidArgument, "options.", key, " is not an option sinter knows");
+    }
+  }
+  JsonFields fields(options, "options.");
+  SINTER_ASSIGN(const auto mirostat, fields.integer("mirostat", 0, 2));
+  if (mirostat.value_or(0) != 0) {
+    return make_error(ErrorCode::kInvalidArgument, "options.mirostat is not supported (only 0, off)");
+  }
+  SINTER_ASSIGN(const auto tfs_z, fields.number_in("tfs_z", 0, kHuge, "a number"));
+  if (tfs_z && *tfs_z != 1.0f) {
+    return make_error(ErrorCode::kInvalidArgument, "options.tfs_z is not supported (only 1, off)");
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<RequestedGeneration> read_ollama_options(const Json* options) {
   RequestedGeneration out;
   if (options == nullptr) return out;
+  SINTER_TRY(check_ollama_option_names(*options));
   JsonFields fields(*options, "options.");
   SINTER_ASSIGN(out.temperature, fields.number_in("temperature", 0, kHuge, ">= 0 (0 means greedy)"));
   SINTER_ASSIGN(const auto top_p, fields.number_in("top_p", 0, 1, "in [0, 1] (1 disables)"));

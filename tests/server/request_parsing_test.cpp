@@ -144,3 +144,26 @@ TEST(GenerationRequest, OpenAiParameters) {
 
 }  // namespace
 }  // namespace sinter::server
+
+namespace sinter::server {
+namespace {
+
+// No option is ignored silently: placement options are accepted (the server's flags decide
+// them), sampling options sinter lacks are refused unless off, unknown ones are refused by name.
+TEST(OllamaOptions, EveryOptionIsHonouredAcceptedOrRefused) {
+  const Json placement = Json::parse(R"({"num_gpu": 99, "num_thread": 8, "use_mmap": true, "num_batch": 256})");
+  EXPECT_TRUE(read_ollama_options(&placement));
+  const Json off = Json::parse(R"({"mirostat": 0, "tfs_z": 1, "mirostat_tau": 5})");
+  EXPECT_TRUE(read_ollama_options(&off));
+  const Json mirostat = Json::parse(R"({"mirostat": 2})");
+  const auto refused = read_ollama_options(&mirostat);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("options.mirostat is not supported"), std::string::npos);
+  const Json unknown = Json::parse(R"({"temperature": 0.5, "temprature": 0.5})");
+  const auto typo = read_ollama_options(&unknown);
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().message(), "options.temprature is not an option sinter knows");
+}
+
+}  // namespace
+}  // namespace sinter::server
