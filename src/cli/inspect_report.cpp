@@ -14,13 +14,27 @@ namespace {
 
 using nlohmann::json;
 
+// JSON has no NaN or infinity: a non-finite number is written as the string "nan", "inf" or
+// "-inf" (the same as the config rows of model/hparams.h), so the output always parses.
+json number_json(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+// A config row's JSON literal; should one ever not parse, its text instead of a discarded value.
+json config_value_json(const HParamEntry& entry) {
+  json value = json::parse(entry.json, nullptr, false);
+  return value.is_discarded() ? json(entry.value) : value;
+}
+
 json value_json(const GgufValue& value, size_t max_items) {
   if (value.type != GgufType::kArray) {
     return std::visit(
         [](const auto& v) -> json {
           using V = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<V, double>) {
-            return std::isfinite(v) ? json(v) : json(std::to_string(v));
+            return number_json(v);
           } else if constexpr (std::is_same_v<V, GgufArray>) {
             return json();
           } else if constexpr (std::is_same_v<V, std::string>) {
@@ -60,10 +74,10 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
   json issues = json::array();
   for (const auto& issue : d.issues) issues.push_back({{"severity", issue.severity}, {"message", issue.message}});
   json config = json::object();
-  for (const auto& entry : d.config) config[entry.key] = json::parse(entry.json, nullptr, false);
+  for (const auto& entry : d.config) config[entry.key] = config_value_json(entry);
   json defaults = json::array();
   for (const auto& entry : d.defaults_used) {
-    defaults.push_back({{"key", entry.key}, {"value", json::parse(entry.json, nullptr, false)}});
+    defaults.push_back({{"key", entry.key}, {"value", config_value_json(entry)}});
   }
   json by_type = json::object();
   for (const auto& [type, stats] : d.stats.tensors_by_type) {
@@ -85,7 +99,7 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
       {"tensors_by_type", by_type},
       {"payload_bytes", d.stats.payload_bytes},
       {"f32_bytes", d.stats.f32_bytes},
-      {"f32_expansion_ratio", d.stats.f32_expansion_ratio},
+      {"f32_expansion_ratio", number_json(d.stats.f32_expansion_ratio)},
       {"n_params", d.stats.n_params},
       {"memory",
        {{"n_ctx", d.memory.n_ctx},

@@ -7,6 +7,16 @@
 //     p.required("{arch}.embedding_length", h.n_embd);
 //     p.optional("{arch}.rope.freq_base", h.rope_freq_base, 10000.0f);
 //   }
+//
+// Rules every value read from a file obeys, so that no architecture has to repeat them:
+// - uint32 fields hold counts and sizes the runtime keeps as int32: above INT32_MAX is an error
+//   (a context length of 2^32-1 must not become -1);
+// - float fields must be finite (a NaN RoPE base or an infinite epsilon is an error);
+// - a block count (block_count()) must equal the number of blk.N blocks among the file's
+//   tensors, numbered 0..N-1, so that per-layer vectors and the weights bound per layer are
+//   sized by what the file holds, never by a number it merely claims;
+// - per_layer() arrays are never sized beyond the blocks the file holds.
+// A value that breaks a rule is reported and leaves its field at its previous value.
 #pragma once
 
 #include <cstdint>
@@ -19,19 +29,23 @@
 
 namespace sinter {
 
+class GgufFile;
+
 struct HParamEntry {
   std::string key;      // the GGUF key, "{arch}" resolved
   std::string value;    // the value the model runs with, rendered
   bool defaulted = false;
-  std::string json;     // the value as a JSON literal
+  // The value as a JSON literal; always valid JSON: a non-finite float (possible only in
+  // write mode) is the string "nan", "inf" or "-inf".
+  std::string json;
 };
 
 class HParams {
  public:
   enum class Mode { kRead, kWrite };
 
-  // Reads from `metadata`.
-  HParams(const Metadata& metadata, std::string architecture);
+  // Reads from `metadata`; `file`, when given, is what block counts are checked against.
+  HParams(const Metadata& metadata, std::string architecture, const GgufFile* file = nullptr);
   // Writes declared fields into `out` (synthetic models).
   HParams(Metadata* out, std::string architecture);
 
@@ -42,11 +56,16 @@ class HParams {
   void required(std::string_view key, T& field);
   template <class T>
   void optional(std::string_view key, T& field, const T& default_value);
+  // A required block count: checked against the file's blk.N tensors (when reading with a file).
+  // On a mismatch `field` is left as it was (0 in a fresh struct): nothing is sized from the claim.
+  void block_count(std::string_view key, uint32_t& field);
   // An optional array: one value per layer, or a single value for all layers. Missing → default.
   void per_layer(std::string_view key, std::vector<uint32_t>& field, uint32_t layers, uint32_t default_value);
 
   // Records an invalid combination found by the architecture's own checks.
   void fail(const std::string& message);
+  // 'text' for a message, cut short when long: a message never grows with what a file holds.
+  static std::string quote(std::string_view text);
 
   Status status() const;
   const std::vector<HParamEntry>& entries() const { return entries_; }
@@ -56,10 +75,16 @@ class HParams {
  private:
   template <class T>
   void record(const std::string& key, const T& value, bool defaulted);
+  // The rules on read values (above); false (and an error recorded) when `value` breaks one.
+  template <class T>
+  bool check_read(const std::string& key, const T& value);
+  // Blocks numbered blk.0 .. blk.(n-1) in the file, or an error saying how they are not.
+  Result<uint32_t> file_blocks() const;
 
   Mode mode_;
   const Metadata* in_ = nullptr;
   Metadata* out_ = nullptr;
+  const GgufFile* file_ = nullptr;
   std::string architecture_;
   std::vector<HParamEntry> entries_;
   std::vector<std::string> errors_;

@@ -12,7 +12,7 @@ void RopeConfig::declare(HParams& p, uint32_t n_rot_default) {
   p.optional("{arch}.rope.scaling.yarn_beta_fast", yarn_beta_fast, 32.0f);
   p.optional("{arch}.rope.scaling.yarn_beta_slow", yarn_beta_slow, 1.0f);
   if (scaling_type != "none" && scaling_type != "linear" && scaling_type != "yarn") {
-    p.fail("rope scaling type '" + scaling_type + "' is not supported (none, linear, yarn)");
+    p.fail("rope scaling type " + HParams::quote(scaling_type) + " is not supported (none, linear, yarn)");
   }
   if (n_rot == 0 || n_rot % 2 != 0) p.fail("rope dimension count must be even and positive, not " + std::to_string(n_rot));
   if (freq_base <= 0.0f) p.fail("rope frequency base must be positive");

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "model/hparams.h"
+
 namespace sinter {
 namespace {
 
@@ -90,19 +92,22 @@ void WeightBinder::finish() {
   for (const auto& info : file_->tensors()) {
     if (used_.count(info.name) == 0) {
       issues_.push_back({WeightIssue::Kind::kUnexpected, info.name,
-                         concat("tensor '", info.name, "' ", info.shape_string(), " is not used by the architecture")});
+                         concat("tensor ", HParams::quote(info.name), " ", info.shape_string(),
+                                " is not used by the architecture")});
     }
   }
 }
 
 Status WeightBinder::status() const {
+  constexpr size_t kListed = 4;
   std::string message;
-  int count = 0;
+  size_t count = 0;
   for (const auto& issue : issues_) {
     if (issue.kind == WeightIssue::Kind::kUnexpected) continue;  // extra tensors are a warning
-    message += (count++ ? "; " : "") + issue.message;
+    if (count++ < kListed) message += (count > 1 ? "; " : "") + issue.message;
   }
   if (count == 0) return ok_status();
+  if (count > kListed) message += concat("; and ", count - kListed, " more");
   return Error(ErrorCode::kFormat, message);
 }
 

@@ -46,6 +46,8 @@ class WeightBinder {
   WeightBinder();
 
   Mode mode() const { return mode_; }
+  // The file bound against; nullptr in schema mode.
+  const GgufFile* file() const { return file_; }
 
   // Each returns the bound tensor (a placeholder in schema mode, or when the file lacks it in
   // check mode), or nullptr for an absent optional weight.
@@ -58,7 +60,9 @@ class WeightBinder {
 
   const std::vector<WeightSpec>& specs() const { return specs_; }
   const std::vector<WeightIssue>& issues() const { return issues_; }
-  Status status() const;  // the issues as one error (kBind/kCheck), or ok
+  // The issues as one error (kBind/kCheck), or ok. The message names the first few and counts
+  // the rest: it stays short however many tensors a file lacks.
+  Status status() const;
   // The bound tensors (stable addresses), to be owned by the model.
   std::deque<Tensor> take_tensors() { return std::move(tensors_); }
 

@@ -27,6 +27,31 @@ uint64_t compute_estimate(const Model& model, int32_t n_ctx, int32_t n_tokens, c
   return plan_memory(graph).arena_bytes + backend.scratch_bytes(graph);
 }
 
+// Cuts a message that quotes too much of a file (a token's text, a name) at a UTF-8 boundary.
+void shorten(std::string& message, size_t max_bytes) {
+  if (message.size() <= max_bytes) return;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  message.resize(end);
+  message += "...";
+}
+
+// However many tensors a file lacks, misshapes or adds, the issue list stays short: the first
+// `kept` of each severity, then one issue counting the rest (`inspect --schema` lists them all).
+void cap_issues(std::vector<DiagnosisIssue>& issues, size_t kept) {
+  std::vector<DiagnosisIssue> out;
+  size_t errors = 0, warnings = 0;
+  for (auto& issue : issues) {
+    size_t& seen = issue.severity == "error" ? errors : warnings;
+    if (seen++ >= kept) continue;
+    shorten(issue.message, kMaxIssueBytes);
+    out.push_back(std::move(issue));
+  }
+  if (errors > kept) out.push_back({"error", concat("and ", errors - kept, " more errors")});
+  if (warnings > kept) out.push_back({"warning", concat("and ", warnings - kept, " more warnings")});
+  issues = std::move(out);
+}
+
 }  // namespace
 
 Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
@@ -84,21 +109,27 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
           for (const auto& info : file.tensors()) {
             const bool matrix = info.shape.size() >= 2 && info.shape[1] > 1;
             if (matrix && (*backend)->path(Op::kMatMul, info.type) == ExecutionPath::kUnsupported) {
-              add(d, "error", concat("tensor '", info.name, "' has type ", dtype_name(info.type), ", which the ",
-                                     (*backend)->name(), " backend cannot compute with"));
+              add(d, "error",
+                  concat("tensor ", HParams::quote(info.name), " has type ", dtype_name(info.type),
+                         ", which the ", (*backend)->name(), " backend cannot compute with"));
             }
           }
           const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(shape.n_ctx_train, 4096);
           d.memory.n_ctx = n_ctx;
           d.memory.n_batch = std::min(options.n_batch, n_ctx);
           d.memory.weights_bytes = d.stats.payload_bytes;
-          d.memory.kv_cache_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, DType::F16);
-          if (binder.status()) d.memory.compute_bytes = compute_estimate(m, n_ctx, d.memory.n_batch, **backend);
+          // Only sizes the tensors confirmed: while binding fails, the shapes are claims of the
+          // metadata (a KV row of 2^62 bytes), not facts of the file.
+          if (binder.status()) {
+            d.memory.kv_cache_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, DType::F16);
+            d.memory.compute_bytes = compute_estimate(m, n_ctx, d.memory.n_batch, **backend);
+          }
         }
       }
     }
   }
   d.loadable = std::none_of(d.issues.begin(), d.issues.end(), [](const auto& i) { return i.severity == "error"; });
+  cap_issues(d.issues, kMaxIssuesPerSeverity);
   return d;
 }
 

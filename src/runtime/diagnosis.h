@@ -15,6 +15,11 @@
 
 namespace sinter {
 
+// The issue list stays short whatever the file: at most this many issues of each severity (then
+// one that counts the rest), each message at most this many bytes (then "...").
+constexpr size_t kMaxIssuesPerSeverity = 8;
+constexpr size_t kMaxIssueBytes = 512;
+
 struct DiagnosisIssue {
   std::string severity;  // "error": cannot load; "warning": loads, but something is off
   std::string message;

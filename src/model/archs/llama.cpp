@@ -1,6 +1,8 @@
 // Llama 1/2/3 and Mistral-style models: pre-norm decoder blocks with RMS norm, grouped-query
 // attention with rotary embeddings (pairs (2i, 2i+1)), and a SiLU-gated feed-forward network.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "model/builder.h"
 #include "model/registry.h"
@@ -25,7 +27,7 @@ struct LlamaHParams {
   void declare(HParams& p, uint32_t vocab_from_tokenizer) {
     p.required("{arch}.context_length", n_ctx_train);
     p.required("{arch}.embedding_length", n_embd);
-    p.required("{arch}.block_count", n_layer);
+    p.block_count("{arch}.block_count", n_layer);
     p.required("{arch}.feed_forward_length", n_ff);
     p.required("{arch}.attention.head_count", n_head);
     if (!p.status()) return;
@@ -54,7 +56,8 @@ struct LlamaHParams {
 uint32_t tokenizer_vocab_size(const Metadata& metadata) {
   const GgufValue* tokens = metadata.find_value("tokenizer.ggml.tokens");
   if (tokens == nullptr || tokens->type != GgufType::kArray) return 0;
-  return static_cast<uint32_t>(std::get<GgufArray>(tokens->data).size());
+  const size_t size = std::get<GgufArray>(tokens->data).size();  // beyond int32: an error in HParams
+  return static_cast<uint32_t>(std::min<size_t>(size, std::numeric_limits<uint32_t>::max()));
 }
 
 struct LlamaLayer {
@@ -119,7 +122,7 @@ class LlamaModel final : public Model {
 
   static Result<std::unique_ptr<Model>> create(const Metadata& metadata, WeightBinder& binder) {
     auto model = std::make_unique<LlamaModel>();
-    HParams p(metadata, "llama");
+    HParams p(metadata, "llama", binder.file());
     model->h.declare(p, tokenizer_vocab_size(metadata));
     SINTER_TRY(p.status());
     model->hparams_ = p.entries();

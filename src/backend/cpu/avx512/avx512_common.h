@@ -43,10 +43,13 @@ inline __m512i load_i8x16_as_i32(const uint8_t* p) {
 // consume bytes twice as fast per instruction, so 2 KB ahead left too little time for a miss.
 constexpr size_t kPrefetchDistance = 2048;
 constexpr size_t kRecordPrefetchDistance = 8192;
-// Into L1 (T0) by default; _MM_HINT_T1 asks into L2 only (see kL2PrefetchDistance).
-template <_mm_hint Hint = _MM_HINT_T0>
+// Into L1 (T0) by default; _MM_HINT_T1 asks into L2 only (see kL2PrefetchDistance). The hint is
+// an int: GCC's _MM_HINT_* are enumerators of its own `_mm_hint`, clang's are plain ints.
+template <int Hint = _MM_HINT_T0>
 inline void prefetch_lines(const uint8_t* p, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), Hint);
+  for (size_t o = 0; o < bytes; o += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + o), static_cast<decltype(_MM_HINT_T0)>(Hint));
+  }
 }
 
 // Step `step` of `Steps` of a prefetch of the `Bytes` at p spread over a record's work: its share
