@@ -60,8 +60,8 @@ Status refuse_if(bool condition, const std::string& message) {
 // Ollama's options that place or size the computation, not what it computes: the server's flags
 // decide those (threads, batch, memory mapping), so they are accepted and have no effect.
 constexpr std::string_view kPlacementOptions[] = {
-    "num_gpu", "main_gpu", "use_mmap", "use_mlock",  "num_thread", "num_batch",
-    "numa",    "low_vram", "f16_kv",   "vocab_only", "logits_all", "penalize_newline"};
+    "num_gpu",  "main_gpu", "use_mmap",   "use_mlock",  "num_thread",       "num_batch",        "numa",
+    "low_vram", "f16_kv",   "vocab_only", "logits_all", "penalize_newline", "draft_num_predict"};
 constexpr std::string_view kSamplingOptions[] = {
     "temperature",       "top_p",          "top_k",         "min_p",
     "typical_p",         "repeat_penalty", "repeat_last_n", "presence_penalty",
