@@ -25,9 +25,9 @@ namespace sinter {
 
 struct EngineOptions {
   std::string backend = "cpu";
-  int threads = 0;           // 0: all cores
-  int32_t n_ctx = 0;         // 0: the model's training context, capped at 4096
-  int32_t n_batch = 512;     // most tokens per forward pass
+  int threads = 0;        // 0: all cores
+  int32_t n_ctx = 0;      // 0: the model's training context, capped at 4096
+  int32_t n_batch = 512;  // most tokens per forward pass
   DType kv_type = DType::F16;
   TokenizerOptions tokenizer;
 };
@@ -38,14 +38,17 @@ struct PromptOptions {
 };
 
 struct Generation {
-  std::string text;                 // everything generated (stop string excluded)
-  std::vector<TokenId> tokens;      // generated tokens (end-of-generation token excluded)
+  std::string text;             // everything generated (stop string excluded)
+  std::vector<TokenId> tokens;  // generated tokens (end-of-generation token excluded)
+  // With options.logprobs: one entry per reported token, in order: every generated token but
+  // those wholly inside a stop string (runtime/token_logprobs.h).
+  std::vector<TokenLogprob> logprobs;
   int32_t prompt_tokens = 0;
   StopReason stop_reason = StopReason::kNone;
   int32_t context_shifts = 0;
-  uint64_t seed = 0;                // the sampler seed used
-  double prompt_seconds = 0;        // prefill
-  double generation_seconds = 0;    // sampling and decoding after the prompt
+  uint64_t seed = 0;              // the sampler seed used
+  double prompt_seconds = 0;      // prefill
+  double generation_seconds = 0;  // sampling and decoding after the prompt
 };
 
 // Receives text as it is generated; return false to stop.
@@ -63,14 +66,15 @@ class Engine {
   Result<Generation> generate(std::string_view prompt, const GenerationOptions& options,
                               const PromptOptions& prompt_options = {});
   // As generate(), calling on_text with each piece of text as soon as it is complete.
-  Result<Generation> stream(std::string_view prompt, const GenerationOptions& options, const TextCallback& on_text,
-                            const PromptOptions& prompt_options = {});
+  Result<Generation> stream(std::string_view prompt, const GenerationOptions& options,
+                            const TextCallback& on_text, const PromptOptions& prompt_options = {});
   Result<Generation> generate_tokens(std::vector<TokenId> prompt, const GenerationOptions& options,
                                      const TextCallback& on_text = {});
 
   // Logits ([n_vocab] each) after the tokens at `positions` of `tokens`, evaluated from an
   // empty context in passes of at most n_batch tokens.
-  Result<std::vector<std::vector<float>>> eval(std::span<const TokenId> tokens, std::span<const int32_t> positions);
+  Result<std::vector<std::vector<float>>> eval(std::span<const TokenId> tokens,
+                                               std::span<const int32_t> positions);
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Context& context() { return *context_; }

@@ -47,8 +47,8 @@ Result<Generation> Engine::generate(std::string_view prompt, const GenerationOpt
   return stream(prompt, options, {}, prompt_options);
 }
 
-Result<Generation> Engine::stream(std::string_view prompt, const GenerationOptions& options, const TextCallback& on_text,
-                                  const PromptOptions& prompt_options) {
+Result<Generation> Engine::stream(std::string_view prompt, const GenerationOptions& options,
+                                  const TextCallback& on_text, const PromptOptions& prompt_options) {
   if (prompt.empty()) return make_error(ErrorCode::kInvalidArgument, "the prompt is empty");
   SINTER_ASSIGN(std::vector<TokenId> tokens, tokenize(prompt, prompt_options));
   return generate_tokens(std::move(tokens), options, on_text);
@@ -57,8 +57,8 @@ Result<Generation> Engine::stream(std::string_view prompt, const GenerationOptio
 Result<Generation> Engine::generate_tokens(std::vector<TokenId> prompt, const GenerationOptions& options,
                                            const TextCallback& on_text) {
   const bool has_bos = !prompt.empty() && prompt.front() == tokenizer_->bos();
-  SINTER_ASSIGN(SequenceState sequence,
-                SequenceState::create(0, std::move(prompt), has_bos, options, *tokenizer_, context_->n_ctx()));
+  SINTER_ASSIGN(SequenceState sequence, SequenceState::create(0, std::move(prompt), has_bos, options,
+                                                              *tokenizer_, context_->n_ctx()));
   context_->cache().clear();
   Generation result;
   result.prompt_tokens = sequence.prompt_token_count();
@@ -82,10 +82,12 @@ Result<Generation> Engine::generate_tokens(std::vector<TokenId> prompt, const Ge
         generation_start = std::chrono::steady_clock::now();
       }
       SINTER_ASSIGN(std::string text, sequence.accept_logits(context_->logits(context_->output_count() - 1)));
+      sequence.take_logprobs(result.logprobs);
       emit(text);
     }
   }
   emit(sequence.finish_text());
+  sequence.take_logprobs(result.logprobs);
   result.generation_seconds = seconds_since(generation_start);
   result.tokens = sequence.generated();
   result.stop_reason = sequence.stop_reason();
@@ -93,19 +95,22 @@ Result<Generation> Engine::generate_tokens(std::vector<TokenId> prompt, const Ge
   return result;
 }
 
-Result<std::vector<std::vector<float>>> Engine::eval(std::span<const TokenId> tokens, std::span<const int32_t> positions) {
+Result<std::vector<std::vector<float>>> Engine::eval(std::span<const TokenId> tokens,
+                                                     std::span<const int32_t> positions) {
   if (tokens.empty()) return make_error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
   SINTER_TRY(tokenizer_->check_ids(tokens));
   std::vector<bool> wanted(tokens.size(), false);
   for (int32_t p : positions) {
     if (p < 0 || static_cast<size_t>(p) >= tokens.size()) {
-      return make_error(ErrorCode::kInvalidArgument, "position ", p, " is outside the ", tokens.size(), " tokens");
+      return make_error(ErrorCode::kInvalidArgument, "position ", p, " is outside the ", tokens.size(),
+                        " tokens");
     }
     wanted[static_cast<size_t>(p)] = true;
   }
   context_->cache().clear();
   std::vector<BatchEntry> batch;
-  for (size_t i = 0; i < tokens.size(); ++i) batch.push_back({tokens[i], static_cast<Position>(i), 0, wanted[i]});
+  for (size_t i = 0; i < tokens.size(); ++i)
+    batch.push_back({tokens[i], static_cast<Position>(i), 0, wanted[i]});
   SINTER_TRY(context_->decode(batch));
   std::vector<std::vector<float>> by_position(tokens.size());
   int32_t k = 0;

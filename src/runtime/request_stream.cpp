@@ -20,12 +20,13 @@ std::optional<RequestEvent> RequestStream::pop(std::chrono::milliseconds timeout
 
 std::vector<RequestEvent> RequestStream::drain() {
   std::vector<RequestEvent> events;
+  int32_t finished = 0;
   for (;;) {
     auto event = pop(std::chrono::milliseconds(1000));
     if (!event) continue;
-    const bool last = event->kind != RequestEvent::Kind::kText;
+    if (event->kind != RequestEvent::Kind::kText) ++finished;
     events.push_back(std::move(*event));
-    if (last) return events;
+    if (finished >= choices_) return events;
   }
 }
 

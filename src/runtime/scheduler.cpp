@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/log.h"
+#include "sample/random.h"
 
 namespace sinter {
 namespace {
@@ -23,10 +24,20 @@ int32_t common_prefix(const std::vector<TokenId>& a, const std::vector<TokenId>&
 
 constexpr int32_t kMaxDefaultContext = 4096;
 
+RequestEvent make_event(RequestEvent::Kind kind, std::string text, int32_t choice,
+                        ErrorCode code = ErrorCode::kInternal) {
+  RequestEvent event;
+  event.kind = kind;
+  event.text = std::move(text);
+  event.error_code = code;
+  event.choice = choice;
+  return event;
+}
+
 }  // namespace
 
 struct Scheduler::Pending {
-  SequenceState state;
+  std::vector<SequenceState> choices;  // one per completion asked for (n)
   std::shared_ptr<RequestStream> stream;
   Clock::time_point submitted;
 };
@@ -38,7 +49,11 @@ struct Scheduler::Slot {
   std::shared_ptr<RequestStream> stream;
   Clock::time_point submitted, admitted, first_token, last_token;
   int32_t reused = 0;
+  int32_t choice = 0;            // index of this completion in its request (n > 1)
+  Slot* leader = nullptr;        // set while waiting for the leader's prompt (n > 1)
+  std::vector<Slot*> followers;  // choices waiting for this slot's prompt (n > 1)
   bool active() const { return state.has_value(); }
+  bool waiting() const { return leader != nullptr; }
 };
 
 Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const LoadedModel> model,
@@ -86,11 +101,24 @@ Scheduler::~Scheduler() {
 }
 
 Result<std::shared_ptr<RequestStream>> Scheduler::submit(SchedulerRequest request) {
-  SINTER_ASSIGN(SequenceState state,
-                SequenceState::create(0, std::move(request.prompt), request.prompt_has_bos, request.options,
-                                      *tokenizer_, n_ctx_per_sequence_));
-  auto pending =
-      std::make_unique<Pending>(Pending{std::move(state), std::make_shared<RequestStream>(), Clock::now()});
+  if (request.n < 1 || request.n > options_.parallel) {
+    return make_error(ErrorCode::kInvalidArgument, "n must be between 1 and ", options_.parallel,
+                      " (the sequences this server runs at once), got ", request.n);
+  }
+  std::vector<SequenceState> choices;
+  GenerationOptions options = request.options;
+  // A single request keeps its options as given (an unset seed is drawn by its sampler); the
+  // choices of n > 1 share one seed, drawn here when none was given.
+  const uint64_t seed =
+      options.sampling.seed.has_value() || request.n == 1 ? options.sampling.seed.value_or(0) : random_seed();
+  for (int32_t i = 0; i < request.n; ++i) {
+    if (request.n > 1) options.sampling.seed = choice_seed(seed, i);
+    SINTER_ASSIGN(SequenceState state, SequenceState::create(0, request.prompt, request.prompt_has_bos,
+                                                             options, *tokenizer_, n_ctx_per_sequence_));
+    choices.push_back(std::move(state));
+  }
+  auto pending = std::make_unique<Pending>(
+      Pending{std::move(choices), std::make_shared<RequestStream>(request.n), Clock::now()});
   auto stream = pending->stream;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -128,18 +156,21 @@ void Scheduler::loop() {
   // Shutting down: tell every waiting and running request.
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& pending : queue_) {
-    pending->stream->push(
-        {RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+    for (int32_t choice = 0; choice < pending->stream->choices(); ++choice) {
+      pending->stream->push(make_event(RequestEvent::Kind::kError, "the server is shutting down", choice,
+                                       ErrorCode::kCancelled));
+    }
   }
   for (auto& slot : slots_) {
     if (slot->active()) {
-      slot->stream->push(
-          {RequestEvent::Kind::kError, "the server is shutting down", {}, {}, ErrorCode::kCancelled});
+      slot->stream->push(make_event(RequestEvent::Kind::kError, "the server is shutting down", slot->choice,
+                                    ErrorCode::kCancelled));
     }
   }
 }
 
-// Moves queued requests into free slots, reusing the longest cached prompt prefix.
+// Moves queued requests into free slots, reusing the longest cached prompt prefix. A request
+// with n choices waits at the head of the queue until n slots are free.
 void Scheduler::admit() {
   KvCache& cache = context_->cache();
   for (;;) {
@@ -147,21 +178,26 @@ void Scheduler::admit() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (queue_.empty()) return;
-      if (std::none_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->active(); })) return;
+      const auto free = static_cast<size_t>(
+          std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return !s->active(); }));
+      const Pending& front = *queue_.front();
+      if (!front.stream->cancelled() && free < front.choices.size()) return;
       pending = std::move(queue_.front());
       queue_.pop_front();
       metrics_.queued = static_cast<int32_t>(queue_.size());
     }
+    const auto now = Clock::now();
     if (pending->stream->cancelled()) {  // gone before it started: report it and move on
-      RequestEvent done;
-      done.kind = RequestEvent::Kind::kDone;
-      done.stats.stop_reason = StopReason::kCancelled;
-      done.stats.prompt_tokens = pending->state.prompt_token_count();
-      done.stats.total_ns = nanoseconds(pending->submitted, Clock::now());
-      pending->stream->push(std::move(done));
+      for (int32_t choice = 0; choice < static_cast<int32_t>(pending->choices.size()); ++choice) {
+        RequestEvent done = make_event(RequestEvent::Kind::kDone, {}, choice);
+        done.stats.stop_reason = StopReason::kCancelled;
+        done.stats.prompt_tokens = pending->choices[static_cast<size_t>(choice)].prompt_token_count();
+        done.stats.total_ns = nanoseconds(pending->submitted, now);
+        pending->stream->push(std::move(done));
+      }
       continue;
     }
-    const auto& prompt = pending->state.prompt();
+    const auto& prompt = pending->choices.front().prompt();
     Slot* target = nullptr;
     int32_t target_prefix = -1;
     for (auto& slot : slots_) {
@@ -194,40 +230,78 @@ void Scheduler::admit() {
       cache.remove(target->id, reused, -1);
     }
     target->cached.assign(prompt.begin(), prompt.begin() + reused);
-    SequenceState state = std::move(pending->state);
-    state.rebind(target->id);
-    state.skip_prompt(reused);
-    target->state.emplace(std::move(state));
-    target->stream = std::move(pending->stream);
-    target->submitted = pending->submitted;
-    target->admitted = Clock::now();
+    const auto start = [&](Slot& slot, SequenceState state, int32_t choice) {
+      state.rebind(slot.id);
+      slot.state.emplace(std::move(state));
+      slot.stream = pending->stream;
+      slot.submitted = pending->submitted;
+      slot.admitted = now;
+      slot.choice = choice;
+    };
+    SequenceState leader_state = std::move(pending->choices.front());
+    leader_state.skip_prompt(reused);
+    start(*target, std::move(leader_state), 0);
     target->reused = reused;
+    // The other choices wait in free slots (those with the least cached, to keep the most
+    // reusable prefixes) until the leader's prompt is in the cache.
+    for (size_t i = 1; i < pending->choices.size(); ++i) {
+      Slot* follower = nullptr;
+      for (auto& slot : slots_) {
+        if (!slot->active() && (follower == nullptr || slot->cached.size() < follower->cached.size())) {
+          follower = slot.get();
+        }
+      }
+      cache.remove(follower->id, 0, -1);
+      follower->cached.clear();
+      start(*follower, std::move(pending->choices[i]), static_cast<int32_t>(i));
+      follower->reused = 0;  // the whole prompt, once forked
+      follower->leader = target;
+      target->followers.push_back(follower);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (reused > 0) ++metrics_.prefix_cache_hits;
     metrics_.prompt_tokens_reused += reused;
-    ++metrics_.active;
+    metrics_.active += static_cast<int32_t>(pending->choices.size());
   }
 }
 
 void Scheduler::finish(Slot& slot, std::optional<Error> error) {
   SequenceState& state = *slot.state;
   const auto now = Clock::now();
+  // A choice still waiting for its leader's prompt leaves the leader's list; a leader that ends
+  // before its prompt was shared ends its waiting choices the same way (error or cancelled).
+  if (slot.waiting()) {
+    auto& siblings = slot.leader->followers;
+    siblings.erase(std::remove(siblings.begin(), siblings.end(), &slot), siblings.end());
+    slot.leader = nullptr;
+  }
+  while (!slot.followers.empty()) {
+    Slot* follower = slot.followers.back();
+    slot.followers.pop_back();
+    follower->leader = nullptr;
+    finish(*follower, error);
+  }
   if (!error && !state.finished()) state.cancel();
   const std::string tail = error ? std::string() : state.finish_text();
+  RequestEvent tail_event = make_event(RequestEvent::Kind::kText, tail, slot.choice);
+  if (!error) state.take_logprobs(tail_event.logprobs);
+  // The request ends with its last running choice.
+  const bool last_choice = std::none_of(slots_.begin(), slots_.end(), [&](const auto& other) {
+    return other.get() != &slot && other->active() && other->stream == slot.stream;
+  });
   // Counted before the client hears of the end, so that what it reads next is up to date.
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++metrics_.requests_finished;
+    if (last_choice) ++metrics_.requests_finished;
     metrics_.prompt_tokens += state.prompt_token_count();
     metrics_.generated_tokens += static_cast<int64_t>(state.generated().size());
     --metrics_.active;
   }
-  if (!tail.empty()) slot.stream->push({RequestEvent::Kind::kText, tail, {}, {}, ErrorCode::kInternal});
+  if (!tail_event.text.empty() || !tail_event.logprobs.empty()) slot.stream->push(std::move(tail_event));
   if (error) {
-    slot.stream->push({RequestEvent::Kind::kError, error->message(), {}, {}, error->code()});
+    slot.stream->push(make_event(RequestEvent::Kind::kError, error->message(), slot.choice, error->code()));
   } else {
-    RequestEvent done;
-    done.kind = RequestEvent::Kind::kDone;
+    RequestEvent done = make_event(RequestEvent::Kind::kDone, {}, slot.choice);
     RequestStats& stats = done.stats;
     stats.prompt_tokens = state.prompt_token_count();
     stats.prompt_tokens_reused = slot.reused;
@@ -250,6 +324,53 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
   }
   slot.state.reset();
   slot.stream.reset();
+}
+
+void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log) {
+  SequenceState& state = *slot.state;
+  auto text = state.accept_logits(logits);
+  if (!text) {
+    finish(slot, text.error());
+    return;
+  }
+  const auto now = Clock::now();
+  const size_t generated = state.generated().size();
+  if (generated == 1) {
+    slot.first_token = now;
+    log.ttft.push_back(std::chrono::duration<double>(now - slot.submitted).count());
+  } else if (generated > 1) {
+    log.inter_token.push_back(std::chrono::duration<double>(now - slot.last_token).count());
+  }
+  slot.last_token = now;
+  RequestEvent event = make_event(RequestEvent::Kind::kText, std::move(*text), slot.choice);
+  state.take_logprobs(event.logprobs);
+  if (!event.text.empty() || !event.logprobs.empty()) {
+    if (!state.generated().empty()) event.tokens = {state.generated().back()};
+    slot.stream->push(std::move(event));
+  }
+  if (state.finished() && (log.completed.empty() || log.completed.back() != &slot))
+    log.completed.push_back(&slot);
+}
+
+void Scheduler::fork_followers(Slot& leader, std::span<const float> logits, StepLog& log) {
+  KvCache& cache = context_->cache();
+  const auto prompt_length = static_cast<Position>(leader.cached.size());
+  std::vector<Slot*> followers;
+  followers.swap(leader.followers);
+  for (Slot* follower : followers) {
+    follower->leader = nullptr;
+    cache.remove(follower->id, 0, -1);
+    cache.copy(leader.id, follower->id, 0, prompt_length);
+    follower->cached = leader.cached;
+    follower->reused = follower->state->prompt_token_count();
+    follower->state->adopt_computed_prompt();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      metrics_.prompt_tokens_reused += follower->reused;
+      ++metrics_.forked_sequences;
+    }
+    deliver(*follower, logits, log);
+  }
 }
 
 // One forward pass over every active sequence. Returns false when there was nothing to do.
@@ -275,14 +396,16 @@ bool Scheduler::step() {
     return n;
   };
   // Generation steps first (one token each), then prompt chunks in the room that is left.
+  // Choices waiting for their leader's prompt are not scheduled.
+  const auto runnable = [](const Slot& slot) { return slot.active() && !slot.waiting(); };
   for (auto& slot : slots_) {
-    if (slot->active() && slot->state->prompt_tokens_done() == slot->state->prompt_token_count())
+    if (runnable(*slot) && slot->state->prompt_tokens_done() == slot->state->prompt_token_count())
       add(*slot, 1);
   }
   int32_t budget = options_.n_batch - static_cast<int32_t>(batch.size());
   for (auto& slot : slots_) {
     if (budget <= 0) break;
-    if (slot->active() && slot->state->prompt_tokens_done() < slot->state->prompt_token_count()) {
+    if (runnable(*slot) && slot->state->prompt_tokens_done() < slot->state->prompt_token_count()) {
       budget -= add(*slot, std::min(budget, options_.prefill_chunk));
     }
   }
@@ -299,9 +422,7 @@ bool Scheduler::step() {
   }
   // Entries with logits come out in batch order.
   int32_t output = 0;
-  const auto now = Clock::now();
-  std::vector<double> ttft, inter_token;
-  std::vector<Slot*> completed;  // finished after this step's latencies are counted
+  StepLog log;
   for (size_t e = 0, s = 0; e < batch.size(); ++e) {
     while (s + 1 < scheduled.size() && scheduled[s + 1].second <= e) ++s;
     Slot& slot = *scheduled[s].first;
@@ -309,40 +430,26 @@ bool Scheduler::step() {
       slot.cached.push_back(batch[e].token);
     }
     if (!batch[e].want_logits) continue;
-    const int32_t index = output++;
-    SequenceState& state = *slot.state;
-    auto text = state.accept_logits(context_->logits(index));
-    if (!text) {
-      finish(slot, text.error());
-      continue;
-    }
-    const size_t generated = state.generated().size();
-    if (generated == 1) {
-      slot.first_token = now;
-      ttft.push_back(std::chrono::duration<double>(now - slot.submitted).count());
-    } else if (generated > 1) {
-      inter_token.push_back(std::chrono::duration<double>(now - slot.last_token).count());
-    }
-    slot.last_token = now;
-    if (!text->empty()) {
-      RequestEvent event{RequestEvent::Kind::kText, std::move(*text), {}, {}, ErrorCode::kInternal};
-      if (!state.generated().empty()) event.tokens = {state.generated().back()};
-      slot.stream->push(std::move(event));
-    }
-    if (state.finished() && (completed.empty() || completed.back() != &slot)) completed.push_back(&slot);
+    const auto logits = context_->logits(output++);
+    if (!slot.active()) continue;
+    // The leader's prompt is complete: its waiting choices start from the same logits.
+    if (!slot.followers.empty()) fork_followers(slot, logits, log);
+    deliver(slot, logits, log);
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++metrics_.forward_passes;
     metrics_.cache_cells_used = cache.used_cells();
-    metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), ttft.begin(),
-                                                ttft.end());
-    metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), inter_token.begin(),
-                                        inter_token.end());
+    metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), log.ttft.begin(),
+                                                log.ttft.end());
+    metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), log.inter_token.begin(),
+                                        log.inter_token.end());
   }
   // Only now do their clients hear of the end: what they read from the metrics next includes
   // the latencies of their last tokens (finish counts the rest before telling them).
-  for (Slot* slot : completed) finish(*slot, std::nullopt);
+  for (Slot* slot : log.completed) {
+    if (slot->active()) finish(*slot, std::nullopt);
+  }
   return true;
 }
 

@@ -10,6 +10,22 @@
 // Prompt prefixes already in the cache are reused: a new request takes the idle slot whose
 // cached tokens share the longest prefix with its prompt, or shares (KV copy) the cells of an
 // active sequence with a longer common prefix, and only the rest of the prompt is computed.
+//
+// Several completions of one prompt (SchedulerRequest::n > 1, OpenAI's `n`): the request takes
+// n slots at once. Choice 0 (the leader) computes the prompt like any request; when the logits
+// of its last prompt token come out, the other choices share the prompt's cells (KV copy, no
+// recomputation), sample their first tokens from those same logits, and from then on generate
+// in the same passes as the leader. Choice i samples with its own generator seeded by
+// choice_seed(seed, i) (sample/random.h): choice 0 uses the seed itself, so it equals a single
+// request with that seed; without a seed one random seed is drawn for the request. All choices
+// report on one RequestStream (events carry the choice index); cancelling it stops them all.
+//
+// Accounting for n > 1: the request is ONE entry of the queue (max_queue and metrics.queued count
+// requests) and waits at the head of the queue until n slots are free (later requests do not
+// overtake it, so it cannot starve); while running it holds n slots (metrics.active counts
+// sequences). requests_finished counts requests (once, when the last choice ends); prompt_tokens,
+// prompt_tokens_reused and generated_tokens count every choice, the forked choices reporting
+// their whole prompt as reused, so prompt_tokens - prompt_tokens_reused is what was computed.
 #pragma once
 
 #include <atomic>
@@ -17,6 +33,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -28,11 +45,11 @@
 namespace sinter {
 
 struct SchedulerOptions {
-  int32_t parallel = 4;          // sequences served at once (1..64)
-  int32_t n_ctx = 0;             // total cache cells (0: parallel x the model's context, capped)
-  int32_t n_batch = 512;         // most tokens in one forward pass
-  int32_t prefill_chunk = 256;   // most prompt tokens one sequence adds to a pass
-  size_t max_queue = 64;         // waiting requests beyond the running ones
+  int32_t parallel = 4;         // sequences served at once (1..64)
+  int32_t n_ctx = 0;            // total cache cells (0: parallel x the model's context, capped)
+  int32_t n_batch = 512;        // most tokens in one forward pass
+  int32_t prefill_chunk = 256;  // most prompt tokens one sequence adds to a pass
+  size_t max_queue = 64;        // waiting requests beyond the running ones
   DType kv_type = DType::F16;
 };
 
@@ -40,6 +57,7 @@ struct SchedulerRequest {
   std::vector<TokenId> prompt;
   bool prompt_has_bos = true;
   GenerationOptions options;
+  int32_t n = 1;  // completions of the prompt (1..parallel), each with its own seed stream
 };
 
 // Counters for /metrics (monotonic unless noted).
@@ -49,10 +67,11 @@ struct SchedulerMetrics {
   int64_t prompt_tokens_reused = 0;
   int64_t generated_tokens = 0;
   int64_t prefix_cache_hits = 0;
+  int64_t forked_sequences = 0;  // choices 1..n-1 of n > 1 requests, started on a shared prompt
   int64_t forward_passes = 0;
-  int32_t active = 0;       // current
-  int32_t queued = 0;       // current
-  int32_t cache_cells_used = 0;   // current
+  int32_t active = 0;            // current
+  int32_t queued = 0;            // current
+  int32_t cache_cells_used = 0;  // current
   int32_t cache_cells_total = 0;
   std::vector<double> time_to_first_token_seconds;  // since the last read
   std::vector<double> inter_token_seconds;          // since the last read
@@ -65,8 +84,9 @@ class Scheduler {
                                                    const SchedulerOptions& options);
   ~Scheduler();
 
-  // Queues a request; its events arrive on the returned stream. kBusy when the queue is full,
-  // kInvalidArgument / kContextFull for requests that can never run.
+  // Queues a request; its events arrive on the returned stream (one stream for all n choices).
+  // kBusy when the queue is full, kInvalidArgument / kContextFull for requests that can never
+  // run (n outside 1..parallel among them).
   Result<std::shared_ptr<RequestStream>> submit(SchedulerRequest request);
 
   // A snapshot; the latency samples are handed over (and cleared) by each call.
@@ -82,6 +102,15 @@ class Scheduler {
   void admit();
   bool step();
   void finish(Slot& slot, std::optional<Error> error);
+  // What one pass produced beyond the streamed text: latencies, and the slots to finish.
+  struct StepLog {
+    std::vector<double> ttft, inter_token;
+    std::vector<Slot*> completed;
+  };
+  // Hands one position's logits to a slot: samples, records timings, streams the text.
+  void deliver(Slot& slot, std::span<const float> logits, StepLog& log);
+  // Starts the choices waiting on `leader` (n > 1) on its computed prompt and its logits.
+  void fork_followers(Slot& leader, std::span<const float> logits, StepLog& log);
 
   std::shared_ptr<const LoadedModel> model_;
   std::shared_ptr<const Tokenizer> tokenizer_;

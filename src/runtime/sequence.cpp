@@ -17,27 +17,33 @@ const char* stop_reason_name(StopReason reason) {
 }
 
 Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> prompt, bool prompt_has_bos,
-                                            const GenerationOptions& options, const Tokenizer& tokenizer, int32_t n_ctx) {
+                                            const GenerationOptions& options, const Tokenizer& tokenizer,
+                                            int32_t n_ctx) {
   if (prompt.empty()) return make_error(ErrorCode::kInvalidArgument, "the prompt is empty");
   if (options.max_tokens <= 0) {
     return make_error(ErrorCode::kInvalidArgument, "the number of tokens to generate must be positive, got ",
                       options.max_tokens);
   }
   if (options.keep < 0) return make_error(ErrorCode::kInvalidArgument, "keep must not be negative");
+  if (options.top_logprobs < 0 || options.top_logprobs > kMaxTopLogprobs) {
+    return make_error(ErrorCode::kInvalidArgument, "top_logprobs must be between 0 and ", kMaxTopLogprobs,
+                      ", got ", options.top_logprobs);
+  }
   SINTER_TRY(tokenizer.check_ids(prompt));
-  const int32_t kept = std::min<int32_t>(static_cast<int32_t>(prompt.size()), (prompt_has_bos ? 1 : 0) + options.keep);
+  const int32_t kept =
+      std::min<int32_t>(static_cast<int32_t>(prompt.size()), (prompt_has_bos ? 1 : 0) + options.keep);
   const auto length = static_cast<int32_t>(prompt.size());
   if (length >= n_ctx) {
     if (options.overflow == OverflowPolicy::kError) {
-      return make_error(ErrorCode::kContextFull, "the prompt has ", length, " tokens but the context holds ", n_ctx,
-                        " (with room for at least one generated token)");
+      return make_error(ErrorCode::kContextFull, "the prompt has ", length, " tokens but the context holds ",
+                        n_ctx, " (with room for at least one generated token)");
     }
     // Shift policy: keep the prefix and the most recent tokens, leaving a quarter of the
     // context for generation.
     const int32_t tail = std::max<int32_t>(1, n_ctx - n_ctx / 4 - kept);
     if (kept + tail >= n_ctx) {
-      return make_error(ErrorCode::kContextFull, "the kept prefix of ", kept, " tokens leaves no room in a context of ",
-                        n_ctx);
+      return make_error(ErrorCode::kContextFull, "the kept prefix of ", kept,
+                        " tokens leaves no room in a context of ", n_ctx);
     }
     prompt.erase(prompt.begin() + kept, prompt.end() - tail);
   }
@@ -46,8 +52,9 @@ Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> 
   return SequenceState(id, std::move(prompt), kept, options, tokenizer, n_ctx, std::move(sampler));
 }
 
-SequenceState::SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t kept, const GenerationOptions& options,
-                             const Tokenizer& tokenizer, int32_t n_ctx, SamplerChain sampler)
+SequenceState::SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t kept,
+                             const GenerationOptions& options, const Tokenizer& tokenizer, int32_t n_ctx,
+                             SamplerChain sampler)
     : id_(id),
       prompt_(std::move(prompt)),
       kept_(kept),
@@ -81,6 +88,13 @@ void SequenceState::skip_prompt(int32_t count) {
   n_past_ = count;
 }
 
+void SequenceState::adopt_computed_prompt() {
+  prompt_cursor_ = prompt_token_count();
+  n_past_ = prompt_token_count();
+  pending_token_ = false;
+  wants_logits_ = true;
+}
+
 int32_t SequenceState::schedule(int32_t max_tokens, std::vector<BatchEntry>& batch) {
   wants_logits_ = false;
   if (finished() || max_tokens <= 0) return 0;
@@ -112,7 +126,26 @@ Result<std::string> SequenceState::accept_logits(std::span<const float> logits) 
     return std::string();
   }
   generated_.push_back(token);
+  if (options_.logprobs) {
+    const auto top_n = static_cast<size_t>(options_.top_logprobs);
+    TokenLogprob entry;
+    entry.token = token;
+    entry.piece = tokenizer_->token_to_piece(token, options_.render_special);
+    entry.logprob = log_softmax_top(logits, token, top_n, top_scratch_);
+    entry.top.reserve(top_scratch_.size());
+    for (const LogprobValue& v : top_scratch_) {
+      entry.top.push_back({v.token, tokenizer_->token_to_piece(v.token, options_.render_special), v.logprob});
+    }
+    logprobs_.push(std::move(entry));
+  }
   std::string text = stops_.push(detokenizer_.push(token));
+  if (options_.logprobs) {
+    if (stops_.stopped()) {
+      logprobs_.cut(text.size());
+    } else {
+      logprobs_.release(text.size());
+    }
+  }
   if (stops_.stopped()) {
     stop_ = StopReason::kStopString;
   } else if (static_cast<int32_t>(generated_.size()) >= options_.max_tokens) {
@@ -125,7 +158,14 @@ Result<std::string> SequenceState::accept_logits(std::span<const float> logits) 
 
 std::string SequenceState::finish_text() {
   if (stops_.stopped()) return {};
-  return stops_.push(detokenizer_.flush()) + stops_.flush();
+  std::string text = stops_.push(detokenizer_.flush());
+  if (stops_.stopped()) {  // the held-back bytes completed a stop string
+    logprobs_.cut(text.size());
+    return text;
+  }
+  text += stops_.flush();
+  logprobs_.release_all();
+  return text;
 }
 
 }  // namespace sinter

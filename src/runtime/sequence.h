@@ -17,6 +17,8 @@
 #include "memory/kv_cache.h"
 #include "runtime/context.h"
 #include "runtime/stop_strings.h"
+#include "runtime/token_logprobs.h"
+#include "sample/logprobs.h"
 #include "sample/sampler_chain.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,17 +36,23 @@ struct GenerationOptions {
   int32_t max_tokens = 128;  // tokens to generate; must be positive
   SamplerOptions sampling;
   OverflowPolicy overflow = OverflowPolicy::kError;
-  int32_t keep = 0;          // prompt tokens (after BOS) that a shift never drops
+  int32_t keep = 0;  // prompt tokens (after BOS) that a shift never drops
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool render_special = false;  // show special tokens in the text
+  // Per generated token, its log-probability under the model and the top_logprobs (0..20) most
+  // likely alternatives (runtime/token_logprobs.h says which distribution and how entries line
+  // up with the text). top_logprobs is read only when logprobs is on. Off: nothing is computed.
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
 };
 
 class SequenceState {
  public:
   // `n_ctx` is how many cache cells this sequence may use.
   static Result<SequenceState> create(SequenceId id, std::vector<TokenId> prompt, bool prompt_has_bos,
-                                      const GenerationOptions& options, const Tokenizer& tokenizer, int32_t n_ctx);
+                                      const GenerationOptions& options, const Tokenizer& tokenizer,
+                                      int32_t n_ctx);
 
   SequenceId id() const { return id_; }
   bool finished() const { return stop_ != StopReason::kNone; }
@@ -60,14 +68,24 @@ class SequenceState {
   bool wants_logits() const { return wants_logits_; }
   // Samples from the logits of the last scheduled entry; returns the text that can be shown.
   Result<std::string> accept_logits(std::span<const float> logits);
+  // With options.logprobs: appends to `out` the log-probability entries of the tokens whose
+  // bytes the text returned so far (by accept_logits and finish_text) has completed. Call it
+  // after each of those; entries come out once each, in generation order.
+  void take_logprobs(std::vector<TokenLogprob>& out) { logprobs_.take(out); }
   // Marks the first `count` prompt tokens as already in the cache (a reused prefix). At least
   // the last prompt token is always computed, since its logits pick the first token.
   void skip_prompt(int32_t count);
+  // The whole prompt is already in this sequence's cells (forked from a sequence that computed
+  // it, n > 1): nothing is scheduled for it, and the next accept_logits takes the logits of the
+  // last prompt token.
+  void adopt_computed_prompt();
   const std::vector<TokenId>& prompt() const { return prompt_; }
   // Moves the (not yet started) sequence to another sequence id of the cache.
   void rebind(SequenceId id) { id_ = id; }
   // Stops the sequence (client gone, caller asked).
-  void cancel() { if (!finished()) stop_ = StopReason::kCancelled; }
+  void cancel() {
+    if (!finished()) stop_ = StopReason::kCancelled;
+  }
   // Text still held back (incomplete UTF-8 or a possible stop-string start) once finished.
   std::string finish_text();
 
@@ -84,7 +102,7 @@ class SequenceState {
 
   SequenceId id_;
   std::vector<TokenId> prompt_;
-  int32_t kept_;               // leading tokens a shift never drops
+  int32_t kept_;  // leading tokens a shift never drops
   GenerationOptions options_;
   const Tokenizer* tokenizer_;
   int32_t n_ctx_;
@@ -92,10 +110,12 @@ class SequenceState {
   StreamingDetokenizer detokenizer_;
   StopMatcher stops_;
   std::vector<TokenId> generated_;
-  int32_t prompt_cursor_ = 0;  // prompt tokens already scheduled
-  int32_t n_past_ = 0;         // tokens of this sequence in the cache
+  LogprobQueue logprobs_;
+  std::vector<LogprobValue> top_scratch_;  // the alternatives of one position (logprobs only)
+  int32_t prompt_cursor_ = 0;              // prompt tokens already scheduled
+  int32_t n_past_ = 0;                     // tokens of this sequence in the cache
   bool wants_logits_ = false;
-  bool pending_token_ = false; // the last sampled token still needs decoding
+  bool pending_token_ = false;  // the last sampled token still needs decoding
   int32_t shifts_ = 0;
   StopReason stop_ = StopReason::kNone;
 };

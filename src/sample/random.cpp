@@ -20,6 +20,13 @@ uint64_t SplitMix64::next() {
   return z ^ (z >> 31);
 }
 
+uint64_t choice_seed(uint64_t seed, int32_t choice) {
+  SplitMix64 stream(seed);
+  uint64_t value = seed;
+  for (int32_t i = 0; i < choice; ++i) value = stream.next();
+  return value;
+}
+
 Xoshiro256StarStar::Xoshiro256StarStar(uint64_t seed) {
   SplitMix64 expand(seed);
   for (uint64_t& word : state_) word = expand.next();

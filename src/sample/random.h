@@ -57,6 +57,14 @@ class Xoshiro256StarStar {
   std::array<uint64_t, 4> state_{};
 };
 
+// The seed of choice `choice` of a request that asks for several completions of one prompt
+// (OpenAI's `n`), each with its own seed stream:
+//   choice_seed(seed, 0) = seed  (so choice 0 is exactly a single request with that seed);
+//   choice_seed(seed, i) = the i-th output (1-based) of splitmix64 started at `seed`, for i >= 1.
+// Each choice then seeds its own xoshiro256** with its seed; a choice can be reproduced alone by
+// a single request with choice_seed(seed, i).
+uint64_t choice_seed(uint64_t seed, int32_t choice);
+
 // A seed for callers that asked for a random one: 64 bits from std::random_device, or, where the
 // platform has no random device, the clock and an address mixed through splitmix64.
 uint64_t random_seed();

@@ -16,6 +16,8 @@ Result<GenerationOptions> make_generation_options(const RequestedGeneration& req
   options.overflow = limits.overflow;
   options.keep = requested.keep.value_or(0);
   options.stop = requested.stop;
+  options.logprobs = requested.logprobs;
+  options.top_logprobs = requested.top_logprobs;
   SamplerOptions& s = options.sampling;
   s.temperature = requested.temperature.value_or(defaults.temperature);
   s.top_p = requested.top_p.value_or(defaults.top_p);

@@ -26,19 +26,22 @@ using Json = nlohmann::ordered_json;
 // The NDJSON answer of /api/generate (chat false) and /api/chat (chat true).
 class OllamaShape : public ResponseShape {
  public:
-  OllamaShape(std::string model, bool chat) : model_(std::move(model)), chat_(chat) {}
+  OllamaShape(std::string model, bool chat, bool logprobs)
+      : model_(std::move(model)), chat_(chat), logprobs_(logprobs) {}
 
   const char* stream_content_type() const override { return "application/x-ndjson"; }
 
-  std::string stream_piece(const std::string& text) override {
+  std::string stream_piece(int32_t, const std::string& text,
+                           const std::vector<TokenLogprob>& logprobs) override {
     Json chunk = base();
     put_text(chunk, text);
     chunk["done"] = false;
+    if (logprobs_) chunk["logprobs"] = logprobs_json(logprobs);
     return dump_json(chunk) + "\n";
   }
 
-  std::string stream_end(const Completion& completion) override {
-    return dump_json(final(completion, "")) + "\n";
+  std::string stream_choice_end(const Completion& completion) override {
+    return dump_json(final(completion, "", false)) + "\n";
   }
 
   // The last object of a stream that was cut: done, with done_reason "error" and the message
@@ -52,7 +55,9 @@ class OllamaShape : public ResponseShape {
     return dump_json(last) + "\n";
   }
 
-  Json whole(const Completion& completion) override { return final(completion, completion.text); }
+  Json whole(const std::vector<Completion>& completions) override {
+    return final(completions.front(), completions.front().text, logprobs_);
+  }
 
  private:
   Json base() const { return Json{{"model", model_}, {"created_at", now_rfc3339()}}; }
@@ -65,7 +70,7 @@ class OllamaShape : public ResponseShape {
     }
   }
 
-  Json final(const Completion& completion, const std::string& text) const {
+  Json final(const Completion& completion, const std::string& text, bool with_logprobs) const {
     Json chunk = base();
     put_text(chunk, text);
     chunk["done"] = true;
@@ -82,11 +87,13 @@ class OllamaShape : public ResponseShape {
     chunk["prompt_eval_duration"] = stats.prompt_ns;
     chunk["eval_count"] = stats.generated_tokens;
     chunk["eval_duration"] = stats.generation_ns;
+    if (with_logprobs) chunk["logprobs"] = logprobs_json(completion.logprobs);
     return chunk;
   }
 
   std::string model_;
   bool chat_;
+  bool logprobs_;
 };
 
 // Facts read from model files for /api/tags, kept per file version (digest).
@@ -146,6 +153,7 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
   }
   SINTER_ASSIGN(const Json* options, fields.object("options"));
   SINTER_ASSIGN(common.generation, read_ollama_options(options));
+  SINTER_TRY(read_ollama_logprobs(body, common.generation));
   SINTER_ASSIGN(common.template_source, fields.string("template"));
   if (const Json* think = fields.find("think");
       think != nullptr && !(think->is_boolean() && !think->get<bool>())) {
@@ -219,7 +227,7 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
                 make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
   job.lease = std::move(lease);
   job.prompt = std::move(tokens);
-  job.shape = std::make_unique<OllamaShape>(common.model, false);
+  job.shape = std::make_unique<OllamaShape>(common.model, false, common.generation.logprobs);
   job.stream = common.stream;
   job.arrived = arrived;
   run_generation(state, std::move(job), req, res);
@@ -248,7 +256,7 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
   SINTER_ASSIGN(job.options,
                 make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
   job.lease = std::move(lease);
-  job.shape = std::make_unique<OllamaShape>(common.model, true);
+  job.shape = std::make_unique<OllamaShape>(common.model, true, common.generation.logprobs);
   job.stream = common.stream;
   job.arrived = arrived;
   run_generation(state, std::move(job), req, res);

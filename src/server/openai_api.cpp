@@ -33,31 +33,44 @@ std::string sse(const Json& data) { return "data: " + dump_json(data) + "\n\n"; 
 
 class OpenAiShape : public ResponseShape {
  public:
-  OpenAiShape(std::string model, bool chat, bool include_usage)
+  OpenAiShape(std::string model, bool chat, bool include_usage, bool logprobs)
       : model_(std::move(model)),
         chat_(chat),
         include_usage_(include_usage),
+        logprobs_(logprobs),
         id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
         created_(unix_seconds(std::chrono::system_clock::now())) {}
 
   const char* stream_content_type() const override { return "text/event-stream"; }
 
-  std::string stream_begin() override {
+  std::string stream_begin(int32_t choices) override {
+    text_offsets_.assign(static_cast<size_t>(std::max(choices, 1)), 0);
     if (!chat_) return {};
-    return sse(chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+    std::string out;
+    for (int32_t i = 0; i < choices; ++i)
+      out += sse(chunk(i, Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+    return out;
   }
 
-  std::string stream_piece(const std::string& text) override {
-    return sse(chat_ ? chunk(Json{{"content", text}}, nullptr) : chunk(text, nullptr));
+  std::string stream_piece(int32_t choice, const std::string& text,
+                           const std::vector<TokenLogprob>& logprobs) override {
+    Json out = chunk(choice, chat_ ? Json{{"content", text}} : Json(text), nullptr);
+    if (logprobs_) out["choices"][0]["logprobs"] = logprobs_object(logprobs, offset_of(choice));
+    offset_of(choice) += text.size();
+    return sse(out);
   }
 
-  std::string stream_end(const Completion& completion) override {
-    const char* reason = finish_reason(completion.stats.stop_reason);
-    std::string out = sse(chat_ ? chunk(Json::object(), reason) : chunk("", reason));
+  std::string stream_choice_end(const Completion& completion) override {
+    return sse(chunk(completion.choice, chat_ ? Json::object() : Json(""),
+                     finish_reason(completion.stats.stop_reason)));
+  }
+
+  std::string stream_end(const std::vector<Completion>& completions) override {
+    std::string out;
     if (include_usage_) {
       Json last = header(true);
       last["choices"] = Json::array();
-      last["usage"] = usage(completion);
+      last["usage"] = usage(completions);
       out += sse(last);
     }
     return out + "data: [DONE]\n\n";
@@ -66,7 +79,7 @@ class OpenAiShape : public ResponseShape {
   // The last chunk of a stream that was cut: its choice ends with finish_reason "error", and the
   // error object beside it makes the openai clients raise it.
   std::string stream_error(const std::string& message) override {
-    Json last = chunk(chat_ ? Json::object() : Json(""), "error");
+    Json last = chunk(0, chat_ ? Json::object() : Json(""), "error");
     last["error"] =
         Json{{"message", message}, {"type", "server_error"}, {"param", nullptr}, {"code", nullptr}};
     return sse(last) + "data: [DONE]\n\n";
@@ -74,18 +87,22 @@ class OpenAiShape : public ResponseShape {
 
   std::string stream_keepalive() override { return ": keep-alive\n\n"; }
 
-  Json whole(const Completion& completion) override {
+  Json whole(const std::vector<Completion>& completions) override {
     Json answer = header(false);
-    Json choice{{"index", 0}};
-    if (chat_) {
-      choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}, {"refusal", nullptr}};
-    } else {
-      choice["text"] = completion.text;
+    Json choices = Json::array();
+    for (const Completion& completion : completions) {
+      Json choice{{"index", completion.choice}};
+      if (chat_) {
+        choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}, {"refusal", nullptr}};
+      } else {
+        choice["text"] = completion.text;
+      }
+      choice["logprobs"] = logprobs_ ? logprobs_object(completion.logprobs, 0) : Json(nullptr);
+      choice["finish_reason"] = finish_reason(completion.stats.stop_reason);
+      choices.push_back(std::move(choice));
     }
-    choice["logprobs"] = nullptr;
-    choice["finish_reason"] = finish_reason(completion.stats.stop_reason);
-    answer["choices"] = Json::array({choice});
-    answer["usage"] = usage(completion);
+    answer["choices"] = std::move(choices);
+    answer["usage"] = usage(completions);
     return answer;
   }
 
@@ -102,9 +119,9 @@ class OpenAiShape : public ResponseShape {
                 {"system_fingerprint", "sinter-" SINTER_VERSION}};
   }
 
-  // A streamed chunk: `content` is the chat delta or the completion text.
-  Json chunk(const Json& content, const Json& reason) const {
-    Json choice{{"index", 0}};
+  // A streamed chunk of one choice: `content` is the chat delta or the completion text.
+  Json chunk(int32_t index, const Json& content, const Json& reason) const {
+    Json choice{{"index", index}};
     choice[chat_ ? "delta" : "text"] = content;
     choice["logprobs"] = nullptr;
     choice["finish_reason"] = reason;
@@ -114,8 +131,41 @@ class OpenAiShape : public ResponseShape {
     return out;
   }
 
-  static Json usage(const Completion& completion) {
-    const int64_t prompt = completion.stats.prompt_tokens, generated = completion.stats.generated_tokens;
+  // Chat: {"content": [entries], "refusal": null}. Completions (the legacy shape): parallel lists
+  // of tokens, their log-probabilities, the alternatives as {token: logprob} and each token's
+  // offset in the text (`offset`: where these tokens' text starts).
+  Json logprobs_object(const std::vector<TokenLogprob>& entries, size_t offset) const {
+    if (chat_) return Json{{"content", logprobs_json(entries)}, {"refusal", nullptr}};
+    Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array(), offsets = Json::array();
+    for (const TokenLogprob& entry : entries) {
+      tokens.push_back(entry.piece);
+      token_logprobs.push_back(logprob_json(entry.logprob));
+      Json alternatives = Json::object();
+      for (const TopLogprob& alternative : entry.top) {
+        if (!alternatives.contains(alternative.piece))
+          alternatives[alternative.piece] = logprob_json(alternative.logprob);
+      }
+      top.push_back(std::move(alternatives));
+      offsets.push_back(offset);
+      offset += entry.piece.size();
+    }
+    return Json{{"tokens", tokens},
+                {"token_logprobs", token_logprobs},
+                {"top_logprobs", top},
+                {"text_offset", offsets}};
+  }
+
+  size_t& offset_of(int32_t choice) {
+    const size_t index = static_cast<size_t>(std::max(choice, 0));
+    if (index >= text_offsets_.size()) text_offsets_.resize(index + 1, 0);
+    return text_offsets_[index];
+  }
+
+  // The prompt once (the choices share it), the tokens of every choice.
+  static Json usage(const std::vector<Completion>& completions) {
+    const int64_t prompt = completions.empty() ? 0 : completions.front().stats.prompt_tokens;
+    int64_t generated = 0;
+    for (const Completion& completion : completions) generated += completion.stats.generated_tokens;
     return Json{
         {"prompt_tokens", prompt}, {"completion_tokens", generated}, {"total_tokens", prompt + generated}};
   }
@@ -123,8 +173,10 @@ class OpenAiShape : public ResponseShape {
   std::string model_;
   bool chat_;
   bool include_usage_;
+  bool logprobs_;
   std::string id_;
   int64_t created_;
+  std::vector<size_t> text_offsets_;  // per choice, bytes of text streamed so far
 };
 
 struct OpenAiCommon {
@@ -160,8 +212,14 @@ Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, 
   SINTER_ASSIGN(job.options,
                 make_generation_options(common.generation, kOpenAiDefaults, *lease, state.limits));
   job.lease = std::move(lease);
-  job.shape = std::make_unique<OpenAiShape>(common.model, chat, common.include_usage);
+  job.shape =
+      std::make_unique<OpenAiShape>(common.model, chat, common.include_usage, common.generation.logprobs);
   job.stream = common.stream;
+  job.choices = common.generation.n;
+  if (job.choices > job.lease->scheduler->parallel()) {
+    return make_error(ErrorCode::kInvalidArgument, "n is ", job.choices, " but the server serves ",
+                      job.lease->scheduler->parallel(), " sequences at once per model (--parallel)");
+  }
   job.arrived = arrived;
   run_generation(state, std::move(job), req, res);
   return ok_status();

@@ -122,6 +122,15 @@ Result<RequestedGeneration> read_ollama_options(const Json* options) {
   return out;
 }
 
+Status read_ollama_logprobs(const Json& body, RequestedGeneration& out) {
+  JsonFields fields(body);
+  SINTER_ASSIGN(const auto logprobs, fields.boolean("logprobs"));
+  SINTER_ASSIGN(const auto top_logprobs, fields.integer("top_logprobs", 0, 20));
+  out.logprobs = logprobs.value_or(false);
+  out.top_logprobs = out.logprobs ? static_cast<int32_t>(top_logprobs.value_or(0)) : 0;
+  return ok_status();
+}
+
 Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) {
   RequestedGeneration out;
   JsonFields fields(body);
@@ -154,13 +163,15 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
       out.logit_bias.emplace_back(token, value.get<float>());
     }
   }
-  SINTER_ASSIGN(const auto n, fields.integer("n"));
-  SINTER_TRY(refuse_if(n && *n != 1,
-                       concat("n must be 1 (sinter returns one choice per request), got ", n.value_or(1))));
+  // n choices share the prompt; the scheduler refuses more than it has sequences (--parallel).
+  SINTER_ASSIGN(const auto n, fields.integer("n", 1, 64));
+  out.n = static_cast<int32_t>(n.value_or(1));
   if (chat) {
     SINTER_ASSIGN(const auto logprobs, fields.boolean("logprobs"));
-    SINTER_TRY(refuse_if(logprobs.value_or(false), "logprobs are not supported"));
-    SINTER_TRY(refuse_if(fields.has("top_logprobs"), "top_logprobs is not supported"));
+    SINTER_ASSIGN(const auto top_logprobs, fields.integer("top_logprobs", 0, 20));
+    SINTER_TRY(refuse_if(top_logprobs && !logprobs.value_or(false), "top_logprobs needs logprobs: true"));
+    out.logprobs = logprobs.value_or(false);
+    out.top_logprobs = static_cast<int32_t>(top_logprobs.value_or(0));
     SINTER_ASSIGN(const Json* tools, fields.array("tools"));
     SINTER_TRY(refuse_if(tools != nullptr && !tools->empty(), "tools are not supported"));
     SINTER_ASSIGN(const Json* functions, fields.array("functions"));
@@ -175,8 +186,10 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
                            concat("response_format.type '", given, "' is not supported (only \"text\")")));
     }
   } else {
+    // The legacy completions' logprobs is the number of alternatives (0: the sampled token's only).
     SINTER_ASSIGN(const auto logprobs, fields.integer("logprobs", 0, 5));
-    SINTER_TRY(refuse_if(logprobs.value_or(0) > 0, "logprobs are not supported"));
+    out.logprobs = logprobs.has_value();
+    out.top_logprobs = static_cast<int32_t>(logprobs.value_or(0));
     SINTER_ASSIGN(const auto echo, fields.boolean("echo"));
     SINTER_TRY(refuse_if(echo.value_or(false), "echo is not supported"));
     SINTER_ASSIGN(const auto suffix, fields.string("suffix"));

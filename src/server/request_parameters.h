@@ -23,7 +23,14 @@ struct RequestedGeneration {
   std::vector<std::string> stop;
   std::vector<std::pair<int64_t, float>> logit_bias;  // token, bias
   std::optional<int32_t> context_per_sequence;        // Ollama's num_ctx
+  // Per generated token, its log-probability and the top_logprobs (0..20) most likely tokens.
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  int32_t n = 1;  // completions of the prompt (OpenAI's n)
 };
+
+// Ollama's top-level logprobs (a boolean) and top_logprobs (0..20), into `out`.
+Status read_ollama_logprobs(const nlohmann::ordered_json& body, RequestedGeneration& out);
 
 // The defaults of each API where the request says nothing.
 struct SamplingDefaults {
@@ -38,13 +45,14 @@ inline constexpr SamplingDefaults kOllamaDefaults{0.8f, 0.9f, 40, 0.0f};
 // OpenAI's (temperature 1, top_p 1, no top-k or min-p).
 inline constexpr SamplingDefaults kOpenAiDefaults{1.0f, 1.0f, 0, 0.0f};
 
-// Ollama's "options" object (null or absent: all defaults). Unknown options are ignored, as
-// Ollama does; known ones with a wrong type or value are errors naming "options.<name>".
+// Ollama's "options" object (null or absent: all defaults). Every option is honoured, accepted
+// without effect (placement options), or refused by name; wrong types and values are errors
+// naming "options.<name>".
 Result<RequestedGeneration> read_ollama_options(const nlohmann::ordered_json* options);
 
 // The sampling parameters of an OpenAI request body (/v1/chat/completions, /v1/completions),
 // with the llama.cpp extensions top_k, min_p, typical_p, repeat_penalty, repeat_last_n.
-// Parameters sinter cannot honour (n > 1, logprobs, tools, response formats) are errors.
+// Parameters sinter cannot honour (tools, response formats, echo, suffix, best_of) are errors.
 Result<RequestedGeneration> read_openai_parameters(const nlohmann::ordered_json& body, bool chat);
 
 }  // namespace sinter::server

@@ -1,5 +1,8 @@
 #include "server/streaming.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/log.h"
 #include "server/json_fields.h"
 
@@ -34,20 +37,57 @@ void set_retry_after(http::Response& res, const Error& error) {
   if (error.code() == ErrorCode::kBusy) res.set_header("Retry-After", "1");
 }
 
+// The choices of one request, filled in as their events come.
+class Choices {
+ public:
+  explicit Choices(const GenerationJob& job) : completions_(static_cast<size_t>(std::max(job.choices, 1))) {
+    for (size_t i = 0; i < completions_.size(); ++i) {
+      completions_[i].choice = static_cast<int32_t>(i);
+      completions_[i].prompt = job.prompt.tokens;
+    }
+    remaining_ = completions_.size();
+  }
+
+  void on_text(const RequestEvent& event) {
+    Completion& completion = at(event.choice);
+    completion.text += event.text;
+    completion.logprobs.insert(completion.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
+  }
+
+  // A choice's final event; true when it was the last choice to finish.
+  Completion& on_done(RequestEvent& event, const GenerationJob& job) {
+    Completion& completion = at(event.choice);
+    completion.tokens = std::move(event.tokens);
+    completion.stats = event.stats;
+    completion.load_ns = job.lease.load_ns();
+    completion.total_ns = nanoseconds_since(job.arrived);
+    --remaining_;
+    return completion;
+  }
+  bool all_done() const { return remaining_ == 0; }
+  const std::vector<Completion>& all() const { return completions_; }
+
+ private:
+  Completion& at(int32_t choice) {
+    return completions_[std::min(static_cast<size_t>(std::max(choice, 0)), completions_.size() - 1)];
+  }
+
+  std::vector<Completion> completions_;
+  size_t remaining_ = 0;
+};
+
 // The state of one streamed answer, shared by the stream's pump and its end callback.
 class StreamingAnswer {
  public:
   StreamingAnswer(ServerState& server, GenerationJob job, std::shared_ptr<RequestStream> stream)
-      : server_(server), job_(std::move(job)), stream_(std::move(stream)) {
-    completion_.prompt = job_.prompt.tokens;
-  }
+      : server_(server), job_(std::move(job)), stream_(std::move(stream)), choices_(job_) {}
 
   // Writes what the scheduler produced since the last call.
   http::PumpResult pump(http::ChunkSink& sink) {
     if (!began_) {
       began_ = true;
       last_write_ = Clock::now();
-      if (!write(sink, job_.shape->stream_begin())) return http::PumpResult::kAbandoned;
+      if (!write(sink, job_.shape->stream_begin(job_.choices))) return http::PumpResult::kAbandoned;
     }
     for (;;) {
       if (server_.stopping.load() || past_time_limit(server_, job_)) {
@@ -67,18 +107,22 @@ class StreamingAnswer {
       }
       switch (event->kind) {
         case RequestEvent::Kind::kText:
-          completion_.text += event->text;
-          if (!write(sink, job_.shape->stream_piece(event->text))) return http::PumpResult::kAbandoned;
+          choices_.on_text(*event);
+          if (event->text.empty() && event->logprobs.empty()) break;
+          if (!write(sink, job_.shape->stream_piece(event->choice, event->text, event->logprobs))) {
+            return http::PumpResult::kAbandoned;
+          }
           break;
-        case RequestEvent::Kind::kDone:
+        case RequestEvent::Kind::kDone: {
           if (event->stats.stop_reason == StopReason::kCancelled) return http::PumpResult::kAbandoned;
-          completion_.tokens = std::move(event->tokens);
-          completion_.stats = event->stats;
-          completion_.load_ns = job_.lease.load_ns();
-          completion_.total_ns = nanoseconds_since(job_.arrived);
-          if (!write(sink, job_.shape->stream_end(completion_))) return http::PumpResult::kAbandoned;
+          const Completion& completion = choices_.on_done(*event, job_);
+          if (!write(sink, job_.shape->stream_choice_end(completion))) return http::PumpResult::kAbandoned;
+          if (!choices_.all_done()) break;
+          if (!write(sink, job_.shape->stream_end(choices_.all()))) return http::PumpResult::kAbandoned;
           return end();
+        }
         case RequestEvent::Kind::kError:
+          stream_->cancel();
           log_warn("server", job_.lease->file.name, ": generation failed: ", event->text);
           write(sink, job_.shape->stream_error(event->text));
           return end();
@@ -116,7 +160,7 @@ class StreamingAnswer {
   ServerState& server_;
   GenerationJob job_;
   std::shared_ptr<RequestStream> stream_;
-  Completion completion_;
+  Choices choices_;
   bool began_ = false;
   bool finished_ = false;
   Clock::time_point last_write_;
@@ -163,6 +207,31 @@ void reply_openai_error(http::Response& res, const Error& error) {
   reply_openai_error(res, http_status_for(error.code()), error.message());
 }
 
+double logprob_json(float logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
+
+namespace {
+
+nlohmann::ordered_json token_json(const std::string& piece, float logprob) {
+  nlohmann::ordered_json bytes = nlohmann::ordered_json::array();
+  for (unsigned char c : piece) bytes.push_back(static_cast<int>(c));
+  return {{"token", piece}, {"logprob", logprob_json(logprob)}, {"bytes", bytes}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json logprobs_json(const std::vector<TokenLogprob>& entries) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const TokenLogprob& entry : entries) {
+    nlohmann::ordered_json item = token_json(entry.piece, entry.logprob);
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (const TopLogprob& alternative : entry.top)
+      top.push_back(token_json(alternative.piece, alternative.logprob));
+    item["top_logprobs"] = std::move(top);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 const char* finish_reason(StopReason reason) {
   switch (reason) {
     case StopReason::kMaxTokens:
@@ -176,6 +245,7 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
   request.prompt = job.prompt.tokens;
   request.prompt_has_bos = job.prompt.has_bos;
   request.options = job.options;
+  request.n = job.choices;
   auto submitted = job.lease->scheduler->submit(std::move(request));
   if (!submitted) {
     if (submitted.error().code() == ErrorCode::kBusy)
@@ -196,9 +266,8 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
     return;
   }
 
-  Completion completion;
-  completion.prompt = job.prompt.tokens;
-  for (;;) {
+  Choices choices(job);
+  while (!choices.all_done()) {
     if (state.stopping.load()) {
       stream->cancel();
       job.shape->error(res, Error(ErrorCode::kCancelled, "the server is shutting down"));
@@ -219,22 +288,18 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
     std::optional<RequestEvent> event = stream->pop(kPollInterval);
     if (!event) continue;
     if (event->kind == RequestEvent::Kind::kText) {
-      completion.text += event->text;
-      continue;
-    }
-    if (event->kind == RequestEvent::Kind::kError) {
+      choices.on_text(*event);
+    } else if (event->kind == RequestEvent::Kind::kError) {
+      stream->cancel();
       log_warn("server", job.lease->file.name, ": generation failed: ", event->text);
       job.shape->error(res, Error(event->error_code, event->text));
       return;
+    } else {
+      choices.on_done(*event, job);
     }
-    completion.tokens = std::move(event->tokens);
-    completion.stats = event->stats;
-    break;
   }
-  completion.load_ns = job.lease.load_ns();
-  completion.total_ns = nanoseconds_since(job.arrived);
   job.lease.release();
-  reply_json(res, job.shape->whole(completion));
+  reply_json(res, job.shape->whole(choices.all()));
 }
 
 }  // namespace sinter::server

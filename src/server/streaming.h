@@ -56,11 +56,13 @@ http::RouteHandler guarded(ServerState& state, Handler handler,
   };
 }
 
-// A finished generation, for the final chunk or the whole answer.
+// One finished completion (a choice), for its final chunk or the whole answer.
 struct Completion {
+  int32_t choice = 0;
   std::vector<TokenId> prompt;
   std::string text;
-  std::vector<TokenId> tokens;  // generated (end-of-generation token excluded)
+  std::vector<TokenId> tokens;         // generated (end-of-generation token excluded)
+  std::vector<TokenLogprob> logprobs;  // with logprobs requested: one per reported token
   RequestStats stats;
   int64_t load_ns = 0;   // time spent loading (or waiting for) the model
   int64_t total_ns = 0;  // from the request's arrival to its end
@@ -69,18 +71,31 @@ struct Completion {
 // "stop" (end of generation, stop string) or "length" (token limit, full context).
 const char* finish_reason(StopReason reason);
 
-// How one endpoint writes its answer.
+// A log-probability as JSON: -inf (a token the model rules out) as OpenAI writes it, -9999.
+double logprob_json(float logprob);
+
+// Entries as Ollama and OpenAI's chat write them: [{"token", "logprob", "bytes", "top_logprobs":
+// [{"token", "logprob", "bytes"}]}] ("token" is the token's text, its bytes exactly in "bytes").
+nlohmann::ordered_json logprobs_json(const std::vector<TokenLogprob>& entries);
+
+// How one endpoint writes its answer. A request has one or more choices (OpenAI's n); their
+// pieces interleave, each ends on its own, then the answer ends.
 class ResponseShape {
  public:
   virtual ~ResponseShape() = default;
   virtual const char* stream_content_type() const = 0;
-  virtual std::string stream_begin() { return {}; }
-  virtual std::string stream_piece(const std::string& text) = 0;
-  virtual std::string stream_end(const Completion& completion) = 0;
+  virtual std::string stream_begin(int32_t /*choices*/) { return {}; }
+  // Text of a choice and the log-probabilities of the tokens it completes (when requested).
+  virtual std::string stream_piece(int32_t choice, const std::string& text,
+                                   const std::vector<TokenLogprob>& logprobs) = 0;
+  // One choice has finished.
+  virtual std::string stream_choice_end(const Completion& completion) = 0;
+  // Every choice has finished.
+  virtual std::string stream_end(const std::vector<Completion>& /*completions*/) { return {}; }
   virtual std::string stream_error(const std::string& message) = 0;
   // Written every few seconds while nothing else is (SSE comments); empty: nothing.
   virtual std::string stream_keepalive() { return {}; }
-  virtual nlohmann::ordered_json whole(const Completion& completion) = 0;
+  virtual nlohmann::ordered_json whole(const std::vector<Completion>& completions) = 0;
   // The error body of this API (reply_error or reply_openai_error).
   virtual void error(http::Response& res, const Error& error) { reply_error(res, error); }
 };
@@ -91,6 +106,7 @@ struct GenerationJob {
   GenerationOptions options;
   std::unique_ptr<ResponseShape> shape;
   bool stream = true;
+  int32_t choices = 1;  // OpenAI's n
   Clock::time_point arrived;
 };
 

@@ -130,9 +130,28 @@ TEST(GenerationRequest, OpenAiParameters) {
   ASSERT_EQ(r.logit_bias.size(), 2u);
   const Json completion = Json::parse(R"({"model": "m", "prompt": "x", "echo": true})");
   EXPECT_EQ(read_openai_parameters(completion, false).error().message(), "echo is not supported");
-  const Json too_many = Json::parse(R"({"model": "m", "n": 3})");
-  EXPECT_EQ(read_openai_parameters(too_many, true).error().message(),
-            "n must be 1 (sinter returns one choice per request), got 3");
+  EXPECT_EQ(read_openai_parameters(Json::parse(R"({"model": "m", "n": 3})"), true)->n, 3);
+  EXPECT_NE(read_openai_parameters(Json::parse(R"({"model": "m", "n": 0})"), true)
+                .error()
+                .message()
+                .find("n must be between 1 and 64"),
+            std::string::npos);
+  // logprobs: a boolean with top_logprobs on chat, the number of alternatives on completions.
+  const RequestedGeneration chat_logprobs =
+      *read_openai_parameters(Json::parse(R"({"logprobs": true, "top_logprobs": 4})"), true);
+  EXPECT_TRUE(chat_logprobs.logprobs);
+  EXPECT_EQ(chat_logprobs.top_logprobs, 4);
+  EXPECT_EQ(read_openai_parameters(Json::parse(R"({"top_logprobs": 2})"), true).error().message(),
+            "top_logprobs needs logprobs: true");
+  const RequestedGeneration legacy = *read_openai_parameters(Json::parse(R"({"logprobs": 0})"), false);
+  EXPECT_TRUE(legacy.logprobs);
+  EXPECT_EQ(legacy.top_logprobs, 0);
+  EXPECT_FALSE(read_openai_parameters(Json::parse(R"({"logprobs": 6})"), false));
+  RequestedGeneration ollama;
+  ASSERT_TRUE(read_ollama_logprobs(Json::parse(R"({"logprobs": true, "top_logprobs": 20})"), ollama));
+  EXPECT_TRUE(ollama.logprobs);
+  EXPECT_EQ(ollama.top_logprobs, 20);
+  EXPECT_FALSE(read_ollama_logprobs(Json::parse(R"({"logprobs": true, "top_logprobs": 21})"), ollama));
   // response_format: only text; an object without a type is text (found by fuzz_request).
   EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {}})"), true));
   EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {"type": "text"}})"), true));
@@ -151,7 +170,8 @@ namespace {
 // No option is ignored silently: placement options are accepted (the server's flags decide
 // them), sampling options sinter lacks are refused unless off, unknown ones are refused by name.
 TEST(OllamaOptions, EveryOptionIsHonouredAcceptedOrRefused) {
-  const Json placement = Json::parse(R"({"num_gpu": 99, "num_thread": 8, "use_mmap": true, "num_batch": 256})");
+  const Json placement =
+      Json::parse(R"({"num_gpu": 99, "num_thread": 8, "use_mmap": true, "num_batch": 256})");
   EXPECT_TRUE(read_ollama_options(&placement));
   const Json off = Json::parse(R"({"mirostat": 0, "tfs_z": 1, "mirostat_tau": 5})");
   EXPECT_TRUE(read_ollama_options(&off));

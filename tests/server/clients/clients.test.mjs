@@ -128,6 +128,87 @@ describe('sinter serve with real clients', () => {
   });
 });
 
+describe('log-probabilities and n choices', () => {
+  let server;
+  before(async () => { server = await Server.start(['-m', storiesModel, '-t', '1', '--parallel', '4']); });
+  after(async () => { assert.equal(await server.stop(), 0); });
+
+  // Entries line up with the text, the alternatives are sorted, and greedy picks the first.
+  const checkEntries = (entries, text, top, greedy) => {
+    assert.equal(entries.map((e) => e.token).join(''), text);
+    for (const entry of entries) {
+      assert.equal(entry.top_logprobs.length, top);
+      for (let i = 1; i < top; ++i) assert.ok(entry.top_logprobs[i - 1].logprob >= entry.top_logprobs[i].logprob);
+      assert.ok(entry.logprob <= 0);
+      assert.deepEqual(entry.bytes, [...Buffer.from(entry.token)]);
+      if (greedy) assert.equal(entry.token, entry.top_logprobs[0].token);
+    }
+  };
+
+  test('ollama client: logprobs and top_logprobs, whole and streamed', async () => {
+    const ollama = server.ollama();
+    const whole = await ollama.generate({ model, prompt: 'Once upon a time', logprobs: true, top_logprobs: 3, options: short });
+    assert.equal(whole.logprobs.length, whole.eval_count);
+    checkEntries(whole.logprobs, whole.response, 3, true);
+    let text = '';
+    const entries = [];
+    for await (const part of await ollama.chat({ model, messages: [{ role: 'user', content: 'Hi' }], stream: true, logprobs: true, top_logprobs: 2, options: short })) {
+      text += part.message.content;
+      if (!part.done) entries.push(...part.logprobs);
+    }
+    checkEntries(entries, text, 2, true);
+    const none = await ollama.generate({ model, prompt: 'Once', options: short });
+    assert.equal(none.logprobs, undefined);
+  });
+
+  test('openai client: chat logprobs, legacy completion logprobs', async () => {
+    const openai = server.openai();
+    const chat = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 4 });
+    checkEntries(chat.choices[0].logprobs.content, chat.choices[0].message.content, 4, true);
+    const streamed = [];
+    let text = '';
+    for await (const chunk of await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 1, stream: true })) {
+      const choice = chunk.choices[0];
+      text += choice.delta.content ?? '';
+      if (choice.logprobs) streamed.push(...choice.logprobs.content);
+    }
+    checkEntries(streamed, text, 1, true);
+    assert.equal(text, chat.choices[0].message.content);
+
+    const legacy = await openai.completions.create({ model, prompt: 'Once upon a time', max_tokens: 5, temperature: 0, logprobs: 2 });
+    const lp = legacy.choices[0].logprobs;
+    assert.equal(lp.tokens.join(''), legacy.choices[0].text);
+    assert.equal(lp.token_logprobs.length, lp.tokens.length);
+    assert.deepEqual(lp.text_offset, lp.tokens.map((_, i) => lp.tokens.slice(0, i).join('').length));
+    for (const top of lp.top_logprobs) assert.ok(Object.keys(top).length >= 1 && Object.keys(top).length <= 2);
+  });
+
+  test('openai client: n choices share the prompt, each with its own seed stream', async () => {
+    const openai = server.openai();
+    const request = { model, messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 12, temperature: 1, seed: 11 };
+    const three = await openai.chat.completions.create({ ...request, n: 3 });
+    assert.deepEqual(three.choices.map((c) => c.index), [0, 1, 2]);
+    const single = await openai.chat.completions.create(request);
+    assert.equal(three.choices[0].message.content, single.choices[0].message.content);
+    assert.equal(new Set(three.choices.map((c) => c.message.content)).size, 3, 'the seed streams differ');
+    assert.equal(three.usage.completion_tokens, three.choices.length * 12);
+    assert.equal(three.usage.prompt_tokens, single.usage.prompt_tokens);
+
+    const texts = ['', ''];
+    const finished = [null, null];
+    for await (const chunk of await openai.completions.create({ model, prompt: 'Once', max_tokens: 5, n: 2, seed: 3, stream: true })) {
+      for (const choice of chunk.choices) {
+        texts[choice.index] += choice.text;
+        if (choice.finish_reason) finished[choice.index] = choice.finish_reason;
+      }
+    }
+    assert.deepEqual(finished, ['length', 'length']);
+    const alone = await openai.completions.create({ model, prompt: 'Once', max_tokens: 5, seed: 3 });
+    assert.equal(texts[0], alone.choices[0].text);
+    await assert.rejects(openai.chat.completions.create({ ...request, n: 5 }), (error) => error.status === 400 && /--parallel/.test(error.message));
+  });
+});
+
 describe('clients that go away', () => {
   let server;
   before(async () => {

@@ -116,7 +116,7 @@ TEST_F(Errors, InvalidOptionValues) {
   expect_error(openai(*server_, {{"temperature", 3}}), 400, "temperature must be in [0, 2], got 3", true);
   expect_error(openai(*server_, {{"presence_penalty", -2.5}}), 400, "presence_penalty must be in [-2, 2]",
                true);
-  expect_error(openai(*server_, {{"n", 2}}), 400, "n must be 1", true);
+  expect_error(openai(*server_, {{"n", 3}}), 400, "(--parallel)", true);
   expect_error(openai(*server_, {{"max_tokens", 0}}), 400, "max_tokens must be between 1 and", true);
   expect_error(openai(*server_, {{"logit_bias", {{"abc", 1}}}}), 400,
                "logit_bias: key 'abc' is not a token id", true);
@@ -124,13 +124,15 @@ TEST_F(Errors, InvalidOptionValues) {
                "logit_bias[\"5\"] must be a number in [-100, 100]", true);
   expect_error(openai(*server_, {{"logit_bias", {{"99999", 1}}}}), 400,
                "token 99999 is outside the vocabulary", true);
-  expect_error(openai(*server_, {{"logprobs", true}}), 400, "logprobs are not supported", true);
+  expect_error(openai(*server_, {{"top_logprobs", 2}}), 400, "top_logprobs needs logprobs: true", true);
   expect_error(openai(*server_, {{"tools", {{{"type", "function"}}}}}), 400, "tools are not supported", true);
   expect_error(openai(*server_, {{"response_format", {{"type", "json_object"}}}}), 400,
                "response_format.type 'json_object' is not supported", true);
   expect_error(generate(*server_, {{"format", "json"}}), 400, "format (structured output) is not supported");
   expect_error(generate(*server_, {{"images", {"aGk="}}}), 400, "images are not supported");
-  expect_error(generate(*server_, {{"template", "{{ .Prompt }}"}}), 400, "template (a Jinja chat template)");
+  expect_error(generate(*server_, {{"template", "{% if %}"}}), 400, "template (a Jinja chat template)");
+  expect_error(generate(*server_, {{"template", "{{ .Prompt "}}), 400, "template (a Go template)");
+  expect_error(generate(*server_, {{"options", {{"mirostat", 1}}}}), 400, "options.mirostat is not supported");
 }
 
 TEST_F(Errors, UnknownModelsRoutesAndLimits) {
