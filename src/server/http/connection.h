@@ -47,6 +47,7 @@ struct Connection {
   bool headers_seen = false;  // the deadline is the body's
   bool continue_sent = false;
   size_t drained_bytes = 0;
+  size_t counted_bytes = 0;  // of this request, in the transport's receiving total
 
   // Worker side (the worker owns the socket while the phase is kBusy).
   bool input_closed = false;      // the client sent its FIN

@@ -297,7 +297,9 @@ void RequestParser::on_headers_end() {
   } else if (length > 0) {
     phase_ = Phase::kBody;
     body_remaining_ = length;
-    request_.body.reserve(length);
+    // Reserved up to 1 MiB: a client that announces a large body and sends it slowly holds no
+    // more memory than it has sent (beyond that the string grows as the bytes come).
+    request_.body.reserve(std::min<size_t>(length, 1 << 20));
   } else {
     phase_ = Phase::kDone;
     state_ = State::kComplete;

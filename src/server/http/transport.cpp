@@ -107,6 +107,7 @@ struct Transport::Impl {
   int port = 0;
   std::atomic<bool> shutting_down{false};
   std::atomic<size_t> busy{0};
+  size_t receiving_bytes = 0;  // bytes of requests being received (the I/O thread's)
 
   // The I/O thread's own.
   std::unordered_map<int, std::unique_ptr<Connection>> connections;
@@ -133,6 +134,8 @@ struct Transport::Impl {
   // Feeds bytes of a request; false when the connection was handed to a worker or closed.
   bool consume(Connection& connection, std::string_view data);
   void answer_error(Connection& connection, int status, const std::string& message);
+  // Takes the connection's request out of the receiving total.
+  void uncount(Connection& connection);
   void dispatch(Connection& connection);
   void take_returned();
   void sweep();
@@ -241,6 +244,17 @@ bool Transport::Impl::consume(Connection& connection, std::string_view data) {
   }
   RequestParser& parser = connection.parser;
   const size_t used = parser.feed(data);
+  // What the request holds now (headers and body) counts against the receiving budget.
+  uncount(connection);
+  connection.counted_bytes = parser.request().body.size() + parser.request().target.size();
+  receiving_bytes += connection.counted_bytes;
+  if (parser.state() != RequestParser::State::kError && receiving_bytes > options.max_receiving_bytes) {
+    uncount(connection);
+    answer_error(connection, 503,
+                 concat("the server is receiving more than ", options.max_receiving_bytes,
+                        " bytes of requests at once; try again"));
+    return true;
+  }
   switch (parser.state()) {
     case RequestParser::State::kError:
       answer_error(connection, parser.error().status, parser.error().message);
@@ -263,7 +277,13 @@ bool Transport::Impl::consume(Connection& connection, std::string_view data) {
   return true;
 }
 
+void Transport::Impl::uncount(Connection& connection) {
+  receiving_bytes -= connection.counted_bytes;
+  connection.counted_bytes = 0;
+}
+
 void Transport::Impl::answer_error(Connection& connection, int status, const std::string& message) {
+  uncount(connection);
   Request request = connection.parser.request();
   request.body.clear();
   request.client_address = connection.peer;
@@ -277,6 +297,7 @@ void Transport::Impl::answer_error(Connection& connection, int status, const std
 }
 
 void Transport::Impl::dispatch(Connection& connection) {
+  uncount(connection);
   epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
   connection.phase = Connection::Phase::kBusy;
   connection.input_closed = false;
@@ -385,6 +406,7 @@ void Transport::Impl::sweep() {
 }
 
 void Transport::Impl::close_connection(Connection& connection) {
+  uncount(connection);
   epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
   if (auto it = per_client.find(connection.peer); it != per_client.end() && --it->second == 0) {
     per_client.erase(it);
@@ -408,6 +430,8 @@ Result<std::unique_ptr<Transport>> Transport::listen(const TransportOptions& opt
                                                      AnswerObserver observer) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (impl->options.max_receiving_bytes == 0)
+    impl->options.max_receiving_bytes = 4 * options.limits.max_body_bytes;
   impl->handler = std::move(handler);
   impl->error_responder = std::move(error_responder);
   impl->observer = std::move(observer);

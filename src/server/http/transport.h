@@ -26,6 +26,9 @@ struct TransportOptions {
   std::chrono::milliseconds write_timeout{60'000};   // one write of an answer
   size_t max_connections = 1024;
   size_t max_connections_per_client = 64;  // per client IP address
+  // Bytes of requests being received, all connections together (0: 4 x the body limit); a
+  // request that would pass it gets 503, so many large bodies at once cannot exhaust memory.
+  size_t max_receiving_bytes = 0;
 };
 
 // Answers a request (found in the route table or not).
