@@ -4,10 +4,45 @@
 #include <cmath>
 
 namespace sinter::server {
+namespace {
 
-Result<GenerationOptions> make_generation_options(const RequestedGeneration& requested,
+template <class T>
+void fill(std::optional<T>& value, const std::optional<T>& fallback) {
+  if (!value) value = fallback;
+}
+
+// The request's values over a store model's Modelfile parameters, option by option (as Ollama
+// merges a request's options over its model's).
+RequestedGeneration with_modelfile_params(const RequestedGeneration& requested, const ServedModel& model) {
+  const Modelfile* modelfile = model.modelfile();
+  if (modelfile == nullptr || modelfile->params.empty()) return requested;
+  // Each parameter was read this way when the store was (server/ollama_store.h): this succeeds.
+  const auto params = read_ollama_options(&modelfile->params);
+  if (!params) return requested;
+  RequestedGeneration merged = requested;
+  fill(merged.temperature, params->temperature);
+  fill(merged.top_p, params->top_p);
+  fill(merged.min_p, params->min_p);
+  fill(merged.typical_p, params->typical_p);
+  fill(merged.repeat_penalty, params->repeat_penalty);
+  fill(merged.presence_penalty, params->presence_penalty);
+  fill(merged.frequency_penalty, params->frequency_penalty);
+  fill(merged.top_k, params->top_k);
+  fill(merged.repeat_last_n, params->repeat_last_n);
+  fill(merged.keep, params->keep);
+  fill(merged.max_tokens, params->max_tokens);
+  fill(merged.seed, params->seed);
+  fill(merged.context_per_sequence, params->context_per_sequence);
+  if (merged.stop.empty()) merged.stop = params->stop;
+  return merged;
+}
+
+}  // namespace
+
+Result<GenerationOptions> make_generation_options(const RequestedGeneration& request,
                                                   const SamplingDefaults& defaults, const ServedModel& model,
                                                   const ServerLimits& limits) {
+  const RequestedGeneration requested = with_modelfile_params(request, model);
   GenerationOptions options;
   // Without a limit a request runs until end of generation or until its context is full; the
   // server's limit bounds every request (with --overflow shift a context never fills).

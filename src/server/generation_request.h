@@ -19,9 +19,10 @@ struct ServerLimits {
   int32_t max_tokens = 32768;                        // generated tokens per request, whatever it asks
 };
 
-// GenerationOptions for `model`: the defaults filled in, the token limit resolved against the
-// model's context and the server's limit, every value checked (logit-bias tokens against the
-// vocabulary).
+// GenerationOptions for `model`: what the request leaves out taken from the model's Modelfile
+// parameters (a model of an Ollama store: PARAMETER stop, temperature, num_predict, ...), then
+// from the API's defaults; the token limit resolved against the model's context and the server's
+// limit, every value checked (logit-bias tokens against the vocabulary).
 Result<GenerationOptions> make_generation_options(const RequestedGeneration& requested,
                                                   const SamplingDefaults& defaults, const ServedModel& model,
                                                   const ServerLimits& limits);

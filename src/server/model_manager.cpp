@@ -6,7 +6,9 @@
 #include "core/log.h"
 #include "gguf/gguf_file.h"
 #include "memory/kv_cache.h"
+#include "server/model_check.h"
 #include "server/model_info.h"
+#include "server/ollama_store.h"
 
 namespace sinter::server {
 namespace {
@@ -59,6 +61,15 @@ std::string_view normalize_name(std::string_view name) {
   if (ends_with(name, ":latest")) name.remove_suffix(7);
   if (ends_with(name, kExtension)) name.remove_suffix(kExtension.size());
   return name;
+}
+
+// A store model's context per sequence from its Modelfile (PARAMETER num_ctx), if it has one.
+std::optional<int32_t> modelfile_context(const ModelFile& file) {
+  if (!file.modelfile) return std::nullopt;
+  const auto& params = file.modelfile->params;
+  const auto it = params.find("num_ctx");
+  if (it == params.end() || !it->is_number_integer()) return std::nullopt;
+  return static_cast<int32_t>(it->get<int64_t>());
 }
 
 }  // namespace
@@ -137,15 +148,24 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
   return served;
 }
 
-Result<std::unique_ptr<ModelManager>> ModelManager::create(const std::string& file,
-                                                           const std::string& directory,
+ModelManager::ModelManager() = default;
+
+Result<std::unique_ptr<ModelManager>> ModelManager::create(const ModelSources& sources,
                                                            const ServingOptions& options) {
-  if (file.empty() == directory.empty()) {
+  const std::string& file = sources.file;
+  const std::string& directory = sources.directory;
+  if (!file.empty() && !directory.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "give either a model file (-m) or a folder of models (--models)");
+                      "give either a model file (-m) or a folder of models (--models), not both");
+  }
+  if (file.empty() && directory.empty() && sources.ollama_store.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "give a model file (-m), a folder of models (--models) or an Ollama store "
+                      "(--ollama-models)");
   }
   auto manager = std::unique_ptr<ModelManager>(new ModelManager());
   manager->options_ = options;
+  manager->check_ = std::make_unique<ModelCheck>(options.load.backend);
   if (!file.empty()) {
     std::error_code error;
     if (!fs::is_regular_file(file, error))
@@ -161,17 +181,30 @@ Result<std::unique_ptr<ModelManager>> ModelManager::create(const std::string& fi
       plain.digest = file_digest(plain.name, plain.bytes, plain.modified.time_since_epoch().count());
       model = plain;
     }
-    manager->single_file_ = file;
-    manager->entries_[model->name].file = *model;
-  } else {
+    manager->single_file_model_ = *model;
+  }
+  if (!directory.empty()) {
     std::error_code error;
     if (!fs::is_directory(directory, error)) {
       return make_error(ErrorCode::kNotFound, "model folder ", directory, " does not exist");
     }
     manager->directory_ = directory;
-    std::lock_guard<std::mutex> lock(manager->mutex_);
-    manager->rescan_locked();
   }
+  if (!sources.ollama_store.empty()) {
+    std::error_code error;
+    if (fs::is_directory(sources.ollama_store, error)) {
+      manager->store_ = std::make_unique<OllamaStore>(sources.ollama_store);
+    } else if (sources.ollama_store_may_be_missing) {
+      log_info("server", "no Ollama models: ", sources.ollama_store, " does not exist");
+    } else {
+      return make_error(ErrorCode::kNotFound, "Ollama model folder ", sources.ollama_store,
+                        " does not exist");
+    }
+  }
+  // The folder and the store are read (and their files checked) when first asked for, not here:
+  // the server listens at once however many models there are.
+  if (!file.empty())
+    manager->entries_[tagged_name(manager->single_file_model_.name)].file = manager->single_file_model_;
   manager->reaper_ = std::thread([m = manager.get()] { m->reaper(); });
   return manager;
 }
@@ -194,14 +227,39 @@ ModelManager::~ModelManager() {
   for (auto& model : models) retire(std::move(model));
 }
 
-void ModelManager::rescan_locked() {
-  if (directory_.empty()) return;
-  std::map<std::string, ModelFile, std::less<>> found;
-  std::error_code error;
-  for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
-    if (!it->is_regular_file(error)) continue;
-    if (auto model = describe_file(it->path())) found[model->name] = *model;
+ModelManager::Found ModelManager::scan() {
+  std::lock_guard<std::mutex> scanning(scan_mutex_);
+  Found found;
+  // The -m file is served as it is: a load error is reported when it is used.
+  if (!single_file_model_.name.empty()) found[tagged_name(single_file_model_.name)] = single_file_model_;
+  if (!directory_.empty()) {
+    std::error_code error;
+    for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
+      if (!it->is_regular_file(error)) continue;
+      if (auto model = describe_file(it->path())) {
+        check_->check(*model);
+        found[tagged_name(model->name)] = std::move(*model);
+      }
+    }
   }
+  if (store_) {
+    for (ModelFile& model : store_->scan()) {
+      const std::string key = tagged_name(model.name);
+      if (found.count(key) != 0) {
+        if (shadow_warned_.insert(key).second) {
+          log_warn("server", "the Ollama model ", key, " is not offered: the file ", found[key].path,
+                   " has the same name");
+        }
+        continue;
+      }
+      check_->check(model);
+      found[key] = std::move(model);
+    }
+  }
+  return found;
+}
+
+void ModelManager::merge_locked(const Found& found) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     const bool in_use = it->second.served || it->second.loading;
     if (!found.count(it->first) && !in_use) {
@@ -210,8 +268,8 @@ void ModelManager::rescan_locked() {
       ++it;
     }
   }
-  for (auto& [name, model] : found) {
-    Entry& entry = entries_[name];
+  for (const auto& [key, model] : found) {
+    Entry& entry = entries_[key];
     if (!entry.served && !entry.loading) entry.file = model;
   }
 }
@@ -221,50 +279,76 @@ std::string tagged_name(std::string_view name) {
 }
 
 ModelManager::Entry* ModelManager::find_locked(std::string_view name) {
-  for (std::string_view candidate : {name, normalize_name(name)}) {
+  // Entries are keyed by tagged name: "x", "x:latest" and "x.gguf" all find the file x.gguf.
+  for (const std::string& candidate : {tagged_name(name), tagged_name(normalize_name(name))}) {
     const auto it = entries_.find(candidate);
     if (it != entries_.end()) return &it->second;
+  }
+  // A store model by any spelling of its name ("library/llama3.2", "registry.ollama.ai/...").
+  if (store_) {
+    if (auto parsed = parse_ollama_name(name)) {
+      const auto it = entries_.find(parsed->display());
+      if (it != entries_.end()) return &it->second;
+    }
   }
   return nullptr;
 }
 
+ModelManager::Entry* ModelManager::find_or_scan(std::string_view name, std::unique_lock<std::mutex>& lock) {
+  Entry* entry = find_locked(name);
+  if (entry != nullptr && !entry->file.broken) return entry;
+  lock.unlock();
+  const Found found = scan();
+  lock.lock();
+  merge_locked(found);
+  return find_locked(name);
+}
+
+namespace {
+
+// A broken model's error: a 400-class one (the file's fault, not the server's).
+Error broken_model_error(std::string_view name, const ModelFile& file) {
+  return make_error(ErrorCode::kUnsupported, "model '", name, "' cannot be served: ", *file.broken);
+}
+
+}  // namespace
+
 std::vector<ModelFile> ModelManager::list() {
+  const Found found = scan();
   std::lock_guard<std::mutex> lock(mutex_);
-  rescan_locked();
+  merge_locked(found);
   std::vector<ModelFile> models;
-  for (const auto& [name, entry] : entries_) models.push_back(entry.file);
+  for (const auto& [name, entry] : entries_) {
+    if (!entry.file.broken) models.push_back(entry.file);
+  }
   return models;
 }
 
 Result<ModelFile> ModelManager::find(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Entry* entry = find_locked(name);
-  if (entry == nullptr) {
-    rescan_locked();
-    entry = find_locked(name);
-  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  Entry* entry = find_or_scan(name, lock);
   if (entry == nullptr) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
+  if (entry->file.broken) return broken_model_error(name, entry->file);
   return entry->file;
 }
 
 Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOptions& options) {
   const auto start = Clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
-  Entry* entry = find_locked(name);
-  if (entry == nullptr) {
-    rescan_locked();
-    entry = find_locked(name);
-  }
+  Entry* entry = find_or_scan(name, lock);
   if (entry == nullptr) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
-  const std::string key = entry->file.name;
+  if (entry->file.broken && !entry->served) return broken_model_error(name, entry->file);
+  const std::string key = tagged_name(entry->file.name);
+  // A store model's Modelfile may give its context (PARAMETER num_ctx) where the request does not.
+  const std::optional<int32_t> context =
+      options.context_per_sequence ? options.context_per_sequence : modelfile_context(entry->file);
   // A request's context applies to it alone: a model loaded with another context (a request's
   // num_ctx, or the default when this one asks for none) is reloaded once nobody uses it, and
   // the request waits for that, as Ollama's scheduler does.
   const auto needs_other_context = [&](const Entry& candidate) {
     if (!candidate.served) return false;
     const int32_t train = candidate.served->model->model().shape().n_ctx_train;
-    return resolve_context(options_, train, options.context_per_sequence) !=
-           candidate.served->context_resolved;
+    return resolve_context(options_, train, context) != candidate.served->context_resolved;
   };
   for (;;) {
     changed_.wait(lock, [&] {
@@ -276,6 +360,8 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
     const auto it = entries_.find(key);
     if (it == entries_.end()) return make_error(ErrorCode::kNotFound, "model '", name, "' not found");
     entry = &it->second;
+    // A rescan while this request waited may have found the file broken.
+    if (entry->file.broken && !entry->served) return broken_model_error(name, entry->file);
     std::shared_ptr<ServedModel> stale;
     if (needs_other_context(*entry)) stale = std::move(entry->served);
     if (entry->served) break;
@@ -283,7 +369,7 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
     const ModelFile file = entry->file;
     lock.unlock();
     if (stale) retire(std::move(stale));
-    auto loaded = load_served_model(file, options_, options.context_per_sequence);
+    auto loaded = load_served_model(file, options_, context);
     lock.lock();
     entry = &entries_.at(key);
     entry->loading = false;

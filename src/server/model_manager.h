@@ -1,5 +1,9 @@
 // The models a server offers and the ones it has loaded. Models are GGUF files (one given with
-// -m, or every *.gguf in a folder, named by file name without the extension). A model loads on
+// -m, or every *.gguf in a folder, named by file name without the extension) and the models of
+// an Ollama store (server/ollama_store.h, named as Ollama names them: "llama3.2:3b"). Files of a
+// folder and models of a store that cannot be served (server/model_check.h) are not listed, and
+// asking for one gives the reason. When a file and a store model have the same name
+// ("name:latest"), the file is served and the store model is not (a warning says so). A model loads on
 // first use, with one Scheduler that serves all of its requests, and unloads after the
 // keep_alive of its last request (Ollama's semantics: a duration; 0 unloads as soon as no request
 // uses it; negative keeps it loaded).
@@ -12,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -21,9 +26,13 @@
 #include "runtime/loaded_model.h"
 #include "runtime/scheduler.h"
 #include "server/durations.h"
+#include "server/modelfile.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sinter::server {
+
+class OllamaStore;
+class ModelCheck;
 
 using SystemTime = std::chrono::system_clock::time_point;
 
@@ -32,7 +41,20 @@ struct ModelFile {
   std::string path;
   uint64_t bytes = 0;  // all shards
   SystemTime modified;
-  std::string digest;  // see file_digest()
+  std::string digest;  // see file_digest(); a store model's: its manifest's SHA-256
+  // Why it cannot be served (unreadable, an architecture sinter lacks, a missing blob): such a
+  // model is not listed, and finding it by name gives this reason.
+  std::optional<std::string> broken;
+  // A model of an Ollama store: the Modelfile of its manifest. Null for a GGUF file.
+  std::shared_ptr<const Modelfile> modelfile;
+};
+
+// Where the models come from: -m, --models, --ollama-models.
+struct ModelSources {
+  std::string file;          // one GGUF file, served whatever its state (its load error is reported)
+  std::string directory;     // every *.gguf in a folder
+  std::string ollama_store;  // an Ollama store's folder (see server/ollama_store.h)
+  bool ollama_store_may_be_missing = false;  // the default store: a missing folder offers nothing
 };
 
 // The name clients see: "name:tag" ("name:latest" for a file's model).
@@ -55,6 +77,9 @@ struct ServedModel {
   std::shared_ptr<const Tokenizer> tokenizer;
   chat::ChatTemplate chat_template;
   bool has_chat_template = false;  // false: the model has none and ChatML is used for chat
+  // A model of an Ollama store: its template, system prompt and parameters apply to requests
+  // (server/prompt.h, server/generation_request.h). Null for a GGUF file.
+  const Modelfile* modelfile() const { return file.modelfile.get(); }
   std::unique_ptr<Scheduler> scheduler;
   int32_t context_per_sequence = 0;  // as the scheduler has it
   int32_t context_resolved = 0;      // as asked for (see resolve_context)
@@ -104,15 +129,24 @@ struct LoadedModelInfo {
 
 class ModelManager {
  public:
-  // Exactly one of `file` and `directory`.
-  static Result<std::unique_ptr<ModelManager>> create(const std::string& file, const std::string& directory,
+  // At most one of `file` and `directory`, and at least one source.
+  static Result<std::unique_ptr<ModelManager>> create(const ModelSources& sources,
                                                       const ServingOptions& options);
+  static Result<std::unique_ptr<ModelManager>> create(const std::string& file, const std::string& directory,
+                                                      const ServingOptions& options) {
+    return create(ModelSources{file, directory, "", false}, options);
+  }
   ~ModelManager();
 
-  // The models offered (the folder is read again on each call), sorted by name.
+  // The models offered (the folder and the store are read again on each call), sorted by
+  // name; broken ones are left out.
   std::vector<ModelFile> list();
-  // "name", "name:latest" or "name.gguf"; kNotFound naming it otherwise.
+  // "name", "name:latest" or "name.gguf"; a store model also by its full name
+  // ("registry.ollama.ai/library/llama3.2:3b"). kNotFound naming it otherwise; kUnsupported with
+  // the reason for a broken model.
   Result<ModelFile> find(std::string_view name);
+  // The name of the model given with -m (empty without one).
+  std::string single_file_name() const { return single_file_model_.name; }
 
   struct AcquireOptions {
     KeepAlive keep_alive;
@@ -148,17 +182,26 @@ class ModelManager {
     std::optional<SystemTime> expires_at;  // set when idle; nullopt: never
     bool unload_when_idle = false;
   };
+  using Found = std::map<std::string, ModelFile, std::less<>>;  // by tagged name
   friend class ModelLease;
-  ModelManager() = default;
-  void rescan_locked();
+  ModelManager();
+  // Reads the sources (without the manager's lock: files are opened) and checks the models.
+  Found scan();
+  void merge_locked(const Found& found);
+  // The entry for `name`, read the sources again when it is unknown or broken.
+  Entry* find_or_scan(std::string_view name, std::unique_lock<std::mutex>& lock);
   Entry* find_locked(std::string_view name);
   void release(const std::string& name, KeepAlive keep_alive);
   void set_idle_expiry_locked(Entry& entry);
   void retire(std::shared_ptr<ServedModel> model);  // observer, then drop (outside the lock)
   void reaper();
 
-  std::string single_file_;
+  ModelFile single_file_model_;  // -m (name empty without one)
   std::string directory_;
+  std::unique_ptr<OllamaStore> store_;
+  std::unique_ptr<ModelCheck> check_;
+  std::mutex scan_mutex_;                // one scan at a time; guards `shadow_warned_`
+  std::set<std::string> shadow_warned_;  // store models hidden by a file of the same name
   ServingOptions options_;
 
   mutable std::mutex mutex_;

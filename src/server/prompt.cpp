@@ -31,12 +31,43 @@ Result<std::string> render_go_template(const std::string& source, const chat::Js
   return rendered;
 }
 
-}  // namespace
+// The template of a store model's Modelfile (empty: none, and the GGUF file's own is used).
+const std::string* modelfile_template(const ServedModel& model) {
+  const Modelfile* modelfile = model.modelfile();
+  if (modelfile == nullptr || !modelfile->template_source || modelfile->template_source->empty())
+    return nullptr;
+  return &*modelfile->template_source;
+}
 
-Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
-                                const std::optional<std::string>& template_source) {
+// The system prompt of a store model's Modelfile, if it has one.
+const std::string* modelfile_system(const ServedModel& model) {
+  const Modelfile* modelfile = model.modelfile();
+  if (modelfile == nullptr || !modelfile->system || modelfile->system->empty()) return nullptr;
+  return &*modelfile->system;
+}
+
+void append_modelfile_messages(const ServedModel& model, chat::Json& messages) {
+  if (const Modelfile* modelfile = model.modelfile()) {
+    for (const ModelfileMessage& message : modelfile->messages)
+      messages.push_back({{"role", message.role}, {"content", message.content}});
+  }
+}
+
+// `messages` rendered with the template in force: the request's (Jinja, or Go syntax), else the
+// Modelfile's (Go syntax), else the model's own (ChatML when it has none).
+Result<std::string> render_messages(const ServedModel& model, const chat::Json& messages,
+                                    const std::optional<std::string>& template_source) {
   if (template_source && chat::looks_like_go_template(*template_source)) {
     return render_go_template(*template_source, messages);
+  }
+  if (const std::string* source = modelfile_template(model);
+      source && (!template_source || template_source->empty())) {
+    auto rendered = render_go_template(*source, messages);
+    // The model's template failed: not the request's fault, but a model sinter cannot serve.
+    if (!rendered)
+      return make_error(ErrorCode::kUnsupported, "the Modelfile's template of ", model.file.name,
+                        " failed: ", rendered.error().message());
+    return rendered;
   }
   SINTER_ASSIGN(const chat::ChatTemplate chat_template, template_for(model, template_source));
   chat::ChatRequest request;
@@ -50,18 +81,46 @@ Result<std::string> render_chat(const ServedModel& model, const chat::Json& mess
   return rendered;
 }
 
+}  // namespace
+
+// A store model's Modelfile adds its messages before the conversation's, and its system prompt
+// in front when the conversation does not start with one (Ollama's ChatHandler).
+Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
+                                const std::optional<std::string>& template_source) {
+  if (model.modelfile() == nullptr) return render_messages(model, messages, template_source);
+  chat::Json all = chat::Json::array();
+  const bool starts_with_system = !messages.empty() && messages[0].is_object() &&
+                                  messages[0].contains("role") && messages[0]["role"].is_string() &&
+                                  messages[0]["role"].get_ref<const std::string&>() == "system";
+  if (const std::string* system = modelfile_system(model); system && !starts_with_system)
+    all.push_back({{"role", "system"}, {"content", *system}});
+  append_modelfile_messages(model, all);
+  for (const auto& message : messages) all.push_back(message);
+  return render_messages(model, all, template_source);
+}
+
+// The request's system text, else the Modelfile's; then the Modelfile's messages and the prompt
+// (Ollama's GenerateHandler).
 Result<std::string> render_generate_prompt(const ServedModel& model, const std::string& prompt,
                                            const std::optional<std::string>& system,
                                            const std::optional<std::string>& template_source) {
-  const bool templated = model.has_chat_template || (template_source && !template_source->empty());
+  std::optional<std::string> system_text;
+  if (system && !system->empty()) {
+    system_text = system;
+  } else if (const std::string* modelfile = modelfile_system(model)) {
+    system_text = *modelfile;
+  }
+  const bool templated = model.has_chat_template || (template_source && !template_source->empty()) ||
+                         modelfile_template(model) != nullptr;
   if (!templated) {
-    if (system && !system->empty()) return *system + "\n\n" + prompt;
+    if (system_text) return *system_text + "\n\n" + prompt;
     return prompt;
   }
   chat::Json messages = chat::Json::array();
-  if (system && !system->empty()) messages.push_back({{"role", "system"}, {"content", *system}});
+  if (system_text) messages.push_back({{"role", "system"}, {"content", *system_text}});
+  append_modelfile_messages(model, messages);
   messages.push_back({{"role", "user"}, {"content", prompt}});
-  return render_chat(model, messages, template_source);
+  return render_messages(model, messages, template_source);
 }
 
 Result<PromptTokens> tokenize_prompt(const ServedModel& model, const std::string& text, bool add_special) {

@@ -15,13 +15,17 @@ namespace sinter::server {
 
 // The conversation rendered with the model's template (or `template_source`, a template given
 // with the request: Jinja, or Go text/template syntax as Ollama's Modelfiles write it), ending
-// with the assistant's turn.
+// with the assistant's turn. A model of an Ollama store renders with its Modelfile's template
+// when the request gives none, gets the Modelfile's messages before the conversation, and its
+// system prompt in front when the conversation does not start with a system message (Ollama's
+// behaviour).
 Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
                                 const std::optional<std::string>& template_source);
 
 // Ollama /api/generate without "raw": the prompt (and system text) as a user turn of the chat
 // template; a model without a template gets the text as it is (Ollama's default "{{ .Prompt }}"),
-// with the system text in front.
+// with the system text in front. A store model's Modelfile gives the template and the system
+// text where the request does not, and its messages go before the prompt.
 Result<std::string> render_generate_prompt(const ServedModel& model, const std::string& prompt,
                                            const std::optional<std::string>& system,
                                            const std::optional<std::string>& template_source);
