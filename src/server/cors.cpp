@@ -15,13 +15,13 @@ std::vector<std::string> local_origins() {
   return patterns;
 }
 
-std::string join(const std::vector<std::string>& items) {
+}  // namespace
+
+std::string join_list(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
   return text;
 }
-
-}  // namespace
 
 std::vector<std::string> split_origins(std::string_view list) {
   std::vector<std::string> items;
@@ -85,10 +85,10 @@ void CorsPolicy::preflight(const http::Request& request, const std::vector<std::
   std::vector<std::string> methods = allowed_methods;
   methods.push_back("OPTIONS");
   response.status = 204;
-  response.set_header("Allow", join(methods));
+  response.set_header("Allow", join_list(methods));
   decorate(request, response);
   if (!response.headers.has("Access-Control-Allow-Origin")) return;
-  response.set_header("Access-Control-Allow-Methods", join(methods));
+  response.set_header("Access-Control-Allow-Methods", join_list(methods));
   // Clients send headers of their own (the openai SDK's x-stainless-*): allow what is asked.
   const std::string* asked = request.header("Access-Control-Request-Headers");
   response.set_header("Access-Control-Allow-Headers",

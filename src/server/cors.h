@@ -33,6 +33,9 @@ class CorsPolicy {
   std::vector<std::string> patterns_;
 };
 
+// "a, b, c" from its items (the form of Allow and Access-Control-Allow-* headers).
+std::string join_list(const std::vector<std::string>& items);
+
 // Splits "a, b,c" into its non-empty items.
 std::vector<std::string> split_origins(std::string_view list);
 

@@ -31,12 +31,6 @@ std::string request_id(const http::Request& request) {
   return text;
 }
 
-std::string join_methods(const std::vector<std::string>& methods) {
-  std::string text;
-  for (const std::string& method : methods) text += (text.empty() ? "" : ", ") + method;
-  return text;
-}
-
 }  // namespace
 
 struct HttpServer::Impl {
@@ -117,11 +111,11 @@ void HttpServer::Impl::handle(http::Request& request, http::Response& response) 
     (*match.handler)(request, response);
     cors.decorate(request, response);
   } else if (!match.allowed.empty()) {
-    error_answer(request, 405,
-                 concat(request.method, " is not allowed on ", request.path, " (use ",
-                        join_methods(match.allowed), ")"),
-                 response);
-    response.set_header("Allow", join_methods(match.allowed));
+    error_answer(
+        request, 405,
+        concat(request.method, " is not allowed on ", request.path, " (use ", join_list(match.allowed), ")"),
+        response);
+    response.set_header("Allow", join_list(match.allowed));
   } else {
     error_answer(request, 404, concat("no route for ", request.method, " ", request.path), response);
   }

@@ -49,24 +49,13 @@ class RawClient {
   }
   void shutdown_sending() { ::shutdown(fd_, SHUT_WR); }
   // Reads until the server closes or `limit` passes.
-  std::string read_all(std::chrono::milliseconds limit = 20s) {
-    std::string data;
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd poller{fd_, POLLIN, 0};
-      if (::poll(&poller, 1, 50) <= 0) continue;
-      char buffer[65536];
-      const ssize_t got = ::recv(fd_, buffer, sizeof(buffer), 0);
-      if (got <= 0) break;
-      data.append(buffer, static_cast<size_t>(got));
-    }
-    return data;
-  }
-  // Reads until `marker` has arrived (or `limit` passes).
+  std::string read_all(std::chrono::milliseconds limit = 20s) { return read_until("", limit); }
+  // Reads until `marker` has arrived (empty: until the server closes), or `limit` passes.
   std::string read_until(const std::string& marker, std::chrono::milliseconds limit = 20s) {
     std::string data;
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (data.find(marker) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    while ((marker.empty() || data.find(marker) == std::string::npos) &&
+           std::chrono::steady_clock::now() < deadline) {
       pollfd poller{fd_, POLLIN, 0};
       if (::poll(&poller, 1, 50) <= 0) continue;
       char buffer[65536];
