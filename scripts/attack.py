@@ -67,7 +67,7 @@ def corruptions(data, rng, count):
 
 def attack_files(sinter, count, workdir):
     model = os.path.join(workdir, "base.gguf")
-    subprocess.run([sinter, "synth", "llama", "--dims", "tiny", "-o", model], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sinter, "synth", "llama", model, "--dims", "tiny"], check=True, stdout=subprocess.DEVNULL)
     data = open(model, "rb").read()
     rng = random.Random(1)
     crashes = hangs = 0
@@ -234,14 +234,15 @@ def attack_server(sinter, quick):
 
 
 def attack_signals(sinter, sig):
-    server = Server(sinter, ["--parallel", "1", "-t", "1", "--overflow", "shift", "--shutdown-grace", "1s"])
+    server = Server(sinter, ["--parallel", "1", "-t", "1", "--overflow", "shift", "--shutdown-grace", "1s",
+                             "--max-queue", "128"])
     idle = connect(server.port)
     idle.send(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     idle.recv(4096)
     streams = []
     body = json.dumps({"model": "stories260K", "prompt": "Once", "options": {"num_predict": 100000}}).encode()
-    for _ in range(96):
-        s = connect(server.port)
+    for i in range(96):
+        s = connect(server.port, f"127.0.0.{2 + i % 3}")  # beside the per-client connection cap
         s.send(b"POST /api/generate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         streams.append(s)
     time.sleep(1)
@@ -249,6 +250,7 @@ def attack_signals(sinter, sig):
     status = server.stop(sig)
     seconds = round(time.time() - start, 2)
     cut_without_final = 0
+    refused = 0
     for s in streams:
         data = b""
         try:
@@ -259,12 +261,16 @@ def attack_signals(sinter, sig):
                 data += got
         except OSError:
             pass
+        if data.startswith(b"HTTP/1.1 503"):
+            refused += 1  # the queue was full (--max-queue): an error answer, not a stream
+            continue
         lines = [line for line in data.split(b"\n") if line.startswith(b"{")]
         last = json.loads(lines[-1]) if lines else {}
         if not last.get("done") or not data.endswith(b"0\r\n\r\n"):
             cut_without_final += 1
-    return {"signal": signal.Signals(sig).name, "streams": 96, "without_final_object": cut_without_final,
-            "exit_status": status, "seconds_to_exit": seconds}
+            print("stream without a final object:", data[:300], file=sys.stderr)
+    return {"signal": signal.Signals(sig).name, "streams": 96, "refused_queue_full": refused,
+            "without_final_object": cut_without_final, "exit_status": status, "seconds_to_exit": seconds}
 
 
 def main():
