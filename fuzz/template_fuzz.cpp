@@ -1,7 +1,9 @@
 // Feeds arbitrary bytes to the chat-template parser as a template, and renders whatever parses
 // with a small conversation under tight limits: every outcome must be a text or an Error with a
 // message (a syntax error naming its line and column), never a crash, a hang or a leak.
+// The render budget (steps, time, nesting, sizes) is set small; limit_* seeds are bombs.
 // Seeds: fuzz/corpus/template/ (real model templates and one file per Jinja feature case).
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -51,15 +53,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!located(message) && message.find("UTF-8") == std::string::npos) __builtin_trap();
     return 0;
   }
+  // Small limits, so that bombs (loops, recursion that fans out, huge repeats) end fast and each
+  // limit is reached often enough to be exercised.
   RenderOptions options;
   options.limits.max_call_depth = 40;
+  options.limits.max_depth = 300;
   options.limits.max_loop_iterations = 20000;
+  options.limits.max_steps = 200000;
+  options.limits.max_time = std::chrono::milliseconds(2000);
   options.limits.max_output_bytes = 1 << 20;
+  options.limits.max_built_bytes = 16 << 20;
   options.now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
   for (bool allow_mutation : {false, true}) {
     options.allow_mutation = allow_mutation;
     auto text = parsed->render(variables(), options);
     if (!text && text.error().message().empty()) __builtin_trap();
+    // A limit is the request's fault (a 400 from the server), never an internal error.
+    if (!text && text.error().message().find("template limit exceeded") != std::string::npos &&
+        text.error().code() != sinter::ErrorCode::kInvalidArgument)
+      __builtin_trap();
     if (text && text->size() > options.limits.max_output_bytes) __builtin_trap();
   }
   return 0;

@@ -21,6 +21,7 @@ namespace {
 
 // The version of Ollama whose API sinter implements (clients gate features on /api/version).
 constexpr const char* kOllamaApiVersion = "0.13.0";
+constexpr size_t kMaxTemplateBytes = 1 << 20;
 
 using Json = nlohmann::ordered_json;
 
@@ -156,6 +157,11 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
   SINTER_ASSIGN(common.generation, read_ollama_options(options));
   SINTER_TRY(read_ollama_logprobs(body, common.generation));
   SINTER_ASSIGN(common.template_source, fields.string("template"));
+  // Templates are a few KB; a bound on the source bounds the parse (linear, but not free).
+  if (common.template_source && common.template_source->size() > kMaxTemplateBytes) {
+    return make_error(ErrorCode::kInvalidArgument, "template is ", common.template_source->size(),
+                      " bytes, more than the limit of ", kMaxTemplateBytes);
+  }
   if (const Json* think = fields.find("think");
       think != nullptr && !(think->is_boolean() && !think->get<bool>())) {
     return make_error(ErrorCode::kInvalidArgument, "think (separate reasoning output) is not supported");

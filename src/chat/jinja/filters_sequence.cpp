@@ -1,6 +1,7 @@
 // Filters on sequences and mappings. Like Jinja2's, map/select/reject/unique/reverse/batch/slice
 // return generators (always true, no len(), exhausted once iterated); sort and dictsort lists.
 #include <algorithm>
+#include <unordered_map>
 
 #include "chat/jinja/arguments.h"
 #include "chat/jinja/attributes.h"
@@ -22,8 +23,13 @@ Value generator(std::vector<Value> items) {
   return Value::sequence(std::move(items), ListFlavor::kGenerator);
 }
 
-Value ignore_case(const Value& value) {
-  return value.is_string() ? Value(py::lower(value.as_string())) : value;
+// A lower-cased copy of a string (other values as they are), charged to the render: sorting many
+// long strings case-insensitively copies each of them.
+Result<Value> ignore_case(Interpreter& interpreter, const Value& value) {
+  if (!value.is_string()) return value;
+  Value lowered(py::lower(value.as_string()));
+  SINTER_TRY(interpreter.charge(lowered));
+  return lowered;
 }
 
 // Jinja2's make_attrgetter: "a.b.0" looks up item a, then b, then 0 (digit parts are integers).
@@ -47,7 +53,7 @@ class AttributeGetter {
       SINTER_ASSIGN(item, get_item(interpreter, item, part));
       if (fallback_ && item.is_undefined()) item = *fallback_;
     }
-    return lower_case_ ? ignore_case(item) : item;
+    return lower_case_ ? ignore_case(interpreter, item) : item;
   }
 
  private:
@@ -60,6 +66,7 @@ class AttributeGetter {
 Status sort_by_keys(std::vector<std::pair<Value, Value>>* keyed, bool reverse) {
   Status failure = ok_status();
   std::stable_sort(keyed->begin(), keyed->end(), [&](const auto& x, const auto& y) {
+    if (!failure) return false;  // after an error (the budget, a type), finish without comparing
     auto c = reverse ? compare_values(y.first, x.first) : compare_values(x.first, y.first);
     if (!c) {
       if (failure) failure = std::move(c).error();
@@ -176,6 +183,7 @@ Result<Value> filter_map(Interpreter& interpreter, const Value& input, const Cal
   rest.keyword = args.keyword;
   for (auto& item : items) {
     SINTER_ASSIGN(Value mapped, interpreter.apply_filter(name, item, rest));
+    SINTER_TRY(interpreter.charge(mapped));  // each result is a value built, before the next
     out.push_back(std::move(mapped));
   }
   return generator(std::move(out));
@@ -251,7 +259,11 @@ Result<Value> filter_sort(Interpreter& interpreter, const Value& input, const Ca
   for (auto& item : items) {
     Value key;
     if (getters.empty()) {
-      key = case_sensitive ? item : ignore_case(item);
+      if (case_sensitive) {
+        key = item;
+      } else {
+        SINTER_ASSIGN(key, ignore_case(interpreter, item));
+      }
     } else if (getters.size() == 1) {
       SINTER_ASSIGN(key, getters[0](interpreter, item));
     } else {
@@ -270,7 +282,7 @@ Result<Value> filter_sort(Interpreter& interpreter, const Value& input, const Ca
   return Value::list(std::move(out));
 }
 
-Result<Value> filter_dictsort(Interpreter&, const Value& input, const CallArgs& args) {
+Result<Value> filter_dictsort(Interpreter& interpreter, const Value& input, const CallArgs& args) {
   SINTER_ASSIGN(auto a, bind("dictsort", args, {"case_sensitive", "by", "reverse"}));
   bool case_sensitive = truthy(a.get(0, Value(false)));
   std::string by = to_str(a.get(1, Value("key")));
@@ -282,7 +294,10 @@ Result<Value> filter_dictsort(Interpreter&, const Value& input, const CallArgs& 
   std::vector<std::pair<Value, Value>> keyed;
   for (const auto& [key, value] : input.as_dict().entries()) {
     Value sort_key = by == "key" ? key : value;
-    keyed.emplace_back(case_sensitive ? sort_key : ignore_case(sort_key), Value::tuple({key, value}));
+    if (!case_sensitive) {
+      SINTER_ASSIGN(sort_key, ignore_case(interpreter, sort_key));
+    }
+    keyed.emplace_back(sort_key, Value::tuple({key, value}));
   }
   SINTER_TRY(sort_by_keys(&keyed, truthy(a.get(2, Value(false)))));
   std::vector<Value> out;
@@ -296,12 +311,17 @@ Result<Value> filter_unique(Interpreter& interpreter, const Value& input, const 
   AttributeGetter getter(a.get(1, Value::none()), !case_sensitive);
   SINTER_ASSIGN(std::vector<Value> items, iterate(input));
   std::vector<Value> seen;
+  std::unordered_multimap<size_t, size_t> seen_index;  // hash_value() → position in `seen`
   std::vector<Value> out;
   for (auto& item : items) {
     SINTER_ASSIGN(Value key, getter(interpreter, item));
     SINTER_TRY(require_hashable(key));
-    bool duplicate = std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); });
+    size_t hash = hash_value(key);
+    auto [begin, end] = seen_index.equal_range(hash);
+    bool duplicate =
+        std::any_of(begin, end, [&](const auto& entry) { return equals(seen[entry.second], key); });
     if (duplicate) continue;
+    seen_index.emplace(hash, seen.size());
     seen.push_back(std::move(key));
     out.push_back(std::move(item));
   }

@@ -10,26 +10,38 @@
 
 namespace sinter::chat::jinja {
 
+const Value* Scope::find_here(std::string_view name) const {
+  if (!index_.empty()) {
+    auto it = index_.find(std::string(name));
+    return it == index_.end() ? nullptr : &variables_[it->second].second;
+  }
+  for (const auto& [key, value] : variables_) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
 const Value* Scope::find(std::string_view name) const {
   for (const Scope* scope = this; scope; scope = scope->parent_.get()) {
-    for (const auto& [key, value] : scope->variables_) {
-      if (key == name) return &value;
-    }
+    if (const Value* value = scope->find_here(name)) return value;
   }
   return nullptr;
 }
 
 void Scope::set(const std::string& name, Value value) {
-  for (auto& [key, existing] : variables_) {
-    if (key == name) {
-      existing = std::move(value);
-      return;
-    }
+  if (Value* existing = const_cast<Value*>(find_here(name))) {
+    *existing = std::move(value);
+    return;
   }
   variables_.emplace_back(name, std::move(value));
+  if (variables_.size() == kIndexFrom) {
+    for (size_t i = 0; i < variables_.size(); ++i) index_.emplace(variables_[i].first, i);
+  } else if (variables_.size() > kIndexFrom) {
+    index_.emplace(variables_.back().first, variables_.size() - 1);
+  }
 }
 
-Interpreter::Interpreter(const RenderOptions& options) : options_(options) {}
+Interpreter::Interpreter(const RenderOptions& options) : options_(options), budget_(options_.limits) {}
 
 Interpreter::~Interpreter() {
   // Break the reference cycles a render can leave (a macro in the scope it closes over, a
@@ -47,6 +59,7 @@ Result<std::string> Interpreter::render(const Body& body, const ScopePtr& global
     if (failure_location_) return locate(flow.error(), *failure_location_);
     return std::move(flow).error();
   }
+  SINTER_TRY(budget_.check());  // a failure recorded after the last step (repr() over the cap)
   return out;
 }
 
@@ -77,15 +90,18 @@ Status Interpreter::append_output(std::string* out, std::string_view text) {
 }
 
 Status Interpreter::charge(const Value& built) {
+  size_t bytes = 0;
   if (built.is_string()) {
-    built_bytes_ += built.as_string().size();
+    bytes = built.as_string().size();
   } else if (built.is_sequence()) {
-    built_bytes_ += sizeof(Value) * built.items().size();
+    bytes = sizeof(Value) * built.items().size();
   } else if (built.is_dict()) {
-    built_bytes_ += 2 * sizeof(Value) * built.as_dict().size();
+    bytes = 2 * sizeof(Value) * built.as_dict().size();
   } else {
     return ok_status();
   }
+  SINTER_TRY(check_size(bytes));
+  built_bytes_ += bytes;
   if (built_bytes_ > options_.limits.max_built_bytes) {
     return limit_error(concat("the render built more than ", options_.limits.max_built_bytes, " bytes"));
   }
@@ -102,7 +118,20 @@ Result<Interpreter::Flow> Interpreter::exec_body(const Body& body, const ScopePt
   return Flow::kNormal;
 }
 
+// Every statement is a step of the budget and a level of nesting.
 Result<Interpreter::Flow> Interpreter::exec(const Stmt& stmt, const ScopePtr& scope, std::string* out) {
+  Status entered = budget_.step();
+  if (entered) entered = budget_.enter();
+  if (!entered) {
+    if (!failure_location_) failure_location_ = stmt.where;
+    return std::move(entered).error();
+  }
+  auto flow = exec_node(stmt, scope, out);
+  budget_.leave();
+  return flow;
+}
+
+Result<Interpreter::Flow> Interpreter::exec_node(const Stmt& stmt, const ScopePtr& scope, std::string* out) {
   auto fail = [&](Error error) -> Result<Flow> {
     if (!failure_location_) failure_location_ = stmt.where;
     return error;
@@ -357,8 +386,16 @@ Result<Value> Interpreter::call_macro(const MacroStmt& macro, const ScopePtr& cl
 
 // --- expressions ----------------------------------------------------------------------------
 
+// Every expression is a step of the budget and a level of nesting.
 Result<Value> Interpreter::eval(const Expr& expr, Scope& scope) {
+  Status entered = budget_.step();
+  if (entered) entered = budget_.enter();
+  if (!entered) {
+    if (!failure_location_) failure_location_ = expr.where;
+    return std::move(entered).error();
+  }
   auto result = eval_node(expr, scope);
+  budget_.leave();
   if (result) {
     switch (expr.kind) {
       case ExprKind::kName:
@@ -466,6 +503,11 @@ Result<Value> Interpreter::eval_filter(const FilterExpr& expr, Scope& scope, con
   if (expr.input) {
     if (expr.input->kind == ExprKind::kFilter) {
       SINTER_ASSIGN(input, eval_filter(static_cast<const FilterExpr&>(*expr.input), scope, body));
+      Status charged = charge(input);  // the value one filter of a chain passes to the next
+      if (!charged) {
+        if (!failure_location_) failure_location_ = expr.input->where;
+        return std::move(charged).error();
+      }
     } else {
       SINTER_ASSIGN(input, eval(*expr.input, scope));
     }

@@ -12,27 +12,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "chat/jinja/ast.h"
+#include "chat/jinja/budget.h"
 #include "chat/jinja/value.h"
 #include "sinter/result.h"
 
 namespace sinter::chat::jinja {
 
-// Guards against runaway templates; exceeding one is an error, never a hang or a crash.
-struct RenderLimits {
-  int max_call_depth = 200;                    // nested macro calls (Python's recursion limit is near)
-  int64_t max_loop_iterations = 5'000'000;     // all loops of one render together
-  size_t max_output_bytes = size_t{64} << 20;  // the rendered text, and any one string or list built
-  // All strings and lists that expressions build during one render, together: bounds memory
-  // when a template keeps many large values (in a namespace, a list, nested macro calls).
-  size_t max_built_bytes = size_t{1} << 30;
-};
-
 struct RenderOptions {
-  RenderLimits limits;
+  RenderLimits limits;  // budget.h
   // What strftime_now() formats; the current time when unset.
   std::optional<std::chrono::system_clock::time_point> now;
   // Jinja2's ImmutableSandboxedEnvironment forbids list.append, dict.update ... (as Hugging Face
@@ -46,11 +38,20 @@ class Scope {
   const Value* find(std::string_view name) const;
   void set(const std::string& name, Value value);
   const std::shared_ptr<Scope>& parent() const { return parent_; }
-  void clear() { variables_.clear(); }
+  void clear() {
+    index_.clear();
+    variables_.clear();
+  }
 
  private:
+  // Scopes are many and small (one per loop iteration and macro call): a list searched in order,
+  // with an index by name once it grows (a template setting thousands of names stays linear).
+  static constexpr size_t kIndexFrom = 16;
+  const Value* find_here(std::string_view name) const;
+
   std::shared_ptr<Scope> parent_;
   std::vector<std::pair<std::string, Value>> variables_;
+  std::unordered_map<std::string, size_t> index_;  // name → position in variables_
 };
 using ScopePtr = std::shared_ptr<Scope>;
 
@@ -82,6 +83,8 @@ class Interpreter {
   Status count_iteration();
   // Fails when a string or list about to be built would pass the size limit.
   Status check_size(size_t bytes) const;
+  // Counts a value that was built against max_built_bytes, and checks its own size.
+  Status charge(const Value& built);
   // Objects that can hold references (namespaces) are cleared after the render, breaking cycles.
   void track(const ObjectPtr& object) { tracked_.push_back(object); }
   // Scopes that macros close over hold the macro itself: cleared after the render too.
@@ -92,6 +95,7 @@ class Interpreter {
 
   Result<Flow> exec_body(const Body& body, const ScopePtr& scope, std::string* out);
   Result<Flow> exec(const Stmt& stmt, const ScopePtr& scope, std::string* out);
+  Result<Flow> exec_node(const Stmt& stmt, const ScopePtr& scope, std::string* out);
   Result<Flow> exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string* out, const Value* items,
                         int depth);
   Status exec_set(const SetStmt& stmt, const ScopePtr& scope);
@@ -105,10 +109,9 @@ class Interpreter {
   Result<Value> eval_slice(const Value& object, const SliceExpr& slice, Scope& scope);
   Result<CallArgs> eval_args(const CallArguments& args, Scope& scope);
   Status append_output(std::string* out, std::string_view text);
-  // Counts a value an expression built against max_built_bytes.
-  Status charge(const Value& built);
 
   RenderOptions options_;
+  RenderBudget budget_;  // the budget of this render on this thread while the interpreter lives
   int call_depth_ = 0;
   int64_t iterations_ = 0;
   size_t built_bytes_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "chat/jinja/budget.h"
 #include "chat/jinja/errors.h"
 #include "chat/jinja/python_ops.h"
 #include "core/utf8.h"
@@ -68,6 +69,9 @@ class JsonWriter {
 
   Status write(const Value& value, int level) {
     if (level > kMaxJsonDepth) return value_error("Circular reference detected");
+    // Stop before a list that holds one long string many times fills memory.
+    if (out_.size() > value_size_cap())
+      return limit_error(concat("tojson would pass ", value_size_cap(), " bytes"));
     switch (value.kind()) {
       case Value::Kind::kNone: out_ += "null"; return ok_status();
       case Value::Kind::kBool: out_ += value.as_bool() ? "true" : "false"; return ok_status();

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "chat/jinja/py_string.h"
 #include "core/utf8.h"
@@ -13,27 +14,51 @@
 namespace sinter::chat::jinja {
 namespace {
 
-// Line starts of the normalized source, to turn byte offsets into line and column.
+// Byte offsets of the normalized source to line and column, in O(log lines) per query whatever
+// the order of the queries. The column counts code points: in valid UTF-8 these are the bytes
+// that are not continuation bytes (10xxxxxx). Counting them from the line start on every query
+// made a long one-line template quadratic, so the count up to every kBlock-th byte is kept.
 class LineIndex {
  public:
   explicit LineIndex(std::string_view source) : source_(source) {
     starts_.push_back(0);
+    lead_counts_.reserve(source.size() / kBlock + 1);
+    size_t leads = 0;
     for (size_t i = 0; i < source.size(); ++i) {
+      if (i % kBlock == 0) lead_counts_.push_back(leads);
+      if (!is_continuation(source[i])) ++leads;
       if (source[i] == '\n') starts_.push_back(i + 1);
     }
+    lead_counts_.push_back(leads);  // for an offset at the end when the size is a multiple of kBlock
   }
 
   SourceLocation at(size_t offset) const {
+    offset = std::min(offset, source_.size());
     auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
     size_t line = static_cast<size_t>(it - starts_.begin());
-    size_t start = starts_[line - 1];
-    size_t end = std::min(offset, source_.size());
-    return {static_cast<int>(line), static_cast<int>(py::length(source_.substr(start, end - start))) + 1};
+    size_t column = code_points_before(offset) - code_points_before(starts_[line - 1]) + 1;
+    return {clamp_int(line), clamp_int(column)};
   }
 
  private:
+  static constexpr size_t kBlock = 64;
+
+  static bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+  static int clamp_int(size_t value) {
+    return static_cast<int>(std::min<size_t>(value, std::numeric_limits<int>::max()));
+  }
+
+  // Code points that start before `offset`.
+  size_t code_points_before(size_t offset) const {
+    size_t block = offset / kBlock;
+    size_t count = lead_counts_[block];
+    for (size_t i = block * kBlock; i < offset; ++i) count += is_continuation(source_[i]) ? 0 : 1;
+    return count;
+  }
+
   std::string_view source_;
   std::vector<size_t> starts_;
+  std::vector<size_t> lead_counts_;  // [i]: code points before byte i * kBlock
 };
 
 // Python's str.splitlines-free newline normalization plus the dropped trailing newline.

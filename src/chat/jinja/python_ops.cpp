@@ -1,9 +1,11 @@
 #include "chat/jinja/python_ops.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
+#include "chat/jinja/budget.h"
 #include "chat/jinja/errors.h"
 #include "chat/jinja/objects.h"
 #include "chat/jinja/py_string.h"
@@ -13,6 +15,8 @@ namespace {
 
 // Containers nested deeper than this print as "..." (a guard for the C++ stack).
 constexpr int kMaxReprDepth = 200;
+// What iterating a string costs per character: a Value and a string of its own.
+constexpr size_t kBytesPerCharacterValue = 64;
 
 // The containers whose repr is being built, as CPython's Py_ReprEnter tracks them: a container
 // met again inside itself prints as [...] or {...} (a namespace can hold itself).
@@ -35,6 +39,10 @@ class ReprGuard {
 };
 
 void append_repr(std::string* out, const Value& value, int depth);
+
+void refuse_text(size_t cap) {
+  refuse_in_render(limit_error(concat("a value's text would pass ", cap, " bytes")));
+}
 
 void append_sequence(std::string* out, const Value& value, int depth) {
   const List& list = *value.list_ptr();
@@ -65,7 +73,11 @@ void append_sequence(std::string* out, const Value& value, int depth) {
   }
   *out += tuple ? '(' : '[';
   const auto& items = value.items();
+  const size_t cap = value_size_cap();
   for (size_t i = 0; i < items.size(); ++i) {
+    // Past the render's size cap, stop building (a list holding one long string a million times
+    // would fill memory first) and fail the render.
+    if (out->size() > cap) return refuse_text(cap);
     if (i) *out += ", ";
     append_repr(out, items[i], depth + 1);
   }
@@ -98,7 +110,9 @@ void append_repr(std::string* out, const Value& value, int depth) {
       }
       *out += '{';
       bool first = true;
+      const size_t cap = value_size_cap();
       for (const auto& [k, v] : value.as_dict().entries()) {
+        if (out->size() > cap) return refuse_text(cap);  // as for lists
         if (!first) *out += ", ";
         first = false;
         append_repr(out, k, depth + 1);
@@ -238,7 +252,15 @@ bool equals(const Value& a, const Value& b) {
   switch (a.kind()) {
     case Value::Kind::kUndefined:
     case Value::Kind::kNone: return true;
-    case Value::Kind::kString: return a.as_string() == b.as_string();
+    case Value::Kind::kString: {
+      const std::string& x = a.as_string();
+      const std::string& y = b.as_string();
+      if (&x == &y) return true;
+      if (x.size() != y.size()) return false;
+      // A failure stays in the budget: the interpreter's next step reports it.
+      (void)charge_scanned_bytes(x.size());
+      return x == y;
+    }
     case Value::Kind::kList: {
       if (a.flavor() != b.flavor()) return false;
       if (a.list_ptr() == b.list_ptr()) return true;
@@ -266,6 +288,29 @@ bool equals(const Value& a, const Value& b) {
   }
 }
 
+size_t hash_value(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kBool:
+    case Value::Kind::kInt:
+    case Value::Kind::kFloat: {
+      // Numbers compare by value across kinds: hash the double (0.0 and -0.0 alike). Integers
+      // that differ only beyond a double's precision collide, which equals() then sorts out.
+      double number = value.as_float();
+      return number == 0 ? 0 : std::hash<double>()(number);
+    }
+    case Value::Kind::kString: return std::hash<std::string_view>()(value.as_string());
+    case Value::Kind::kList: {
+      if (value.is_generator()) return 7;
+      size_t hash = 0x345678 + static_cast<size_t>(value.flavor());
+      for (const auto& item : value.items()) hash = hash * 1000003 ^ hash_value(item);
+      return hash;
+    }
+    case Value::Kind::kNone: return 1;
+    case Value::Kind::kUndefined: return 2;
+    default: return 3;  // dicts, callables and objects: rarely keys, and then compared one by one
+  }
+}
+
 Result<int> compare_values(const Value& a, const Value& b) {
   if (a.is_undefined()) return undefined_failure(a);
   if (b.is_undefined()) return undefined_failure(b);
@@ -277,6 +322,7 @@ Result<int> compare_values(const Value& a, const Value& b) {
     return x < y ? -1 : x > y ? 1 : 0;
   }
   if (a.is_string() && b.is_string()) {
+    SINTER_TRY(charge_scanned_bytes(std::min(a.as_string().size(), b.as_string().size())));
     int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
@@ -396,6 +442,12 @@ Result<std::vector<Value>> iterate(const Value& value) {
     case Value::Kind::kUndefined: return out;
     case Value::Kind::kString: {
       const std::string& s = value.as_string();
+      // Each character becomes a string value of its own (tens of bytes).
+      if (s.size() > value_size_cap() / kBytesPerCharacterValue) {
+        return limit_error(
+            concat("iterating a string of ", s.size(), " bytes would pass ", value_size_cap(), " bytes"));
+      }
+      SINTER_TRY(charge_steps(s.size()));
       out.reserve(s.size());
       size_t pos = 0;
       while (pos < s.size()) {
@@ -407,6 +459,7 @@ Result<std::vector<Value>> iterate(const Value& value) {
       return out;
     }
     case Value::Kind::kList:
+      SINTER_TRY(charge_steps(value.items().size()));
       if (value.is_generator()) {
         out = std::move(value.list_ptr()->items);  // a generator is exhausted by iterating it
         value.list_ptr()->items.clear();
@@ -414,6 +467,7 @@ Result<std::vector<Value>> iterate(const Value& value) {
       }
       return value.items();
     case Value::Kind::kDict:
+      SINTER_TRY(charge_steps(value.as_dict().size()));
       out.reserve(value.as_dict().size());
       for (const auto& entry : value.as_dict().entries()) out.push_back(entry.first);
       return out;
@@ -428,8 +482,10 @@ Result<bool> contains(const Value& container, const Value& item) {
       if (!item.is_string()) {
         return type_error(concat("'in <string>' requires string as left operand, not ", type_name(item)));
       }
+      SINTER_TRY(charge_scanned_bytes(container.as_string().size()));
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::kList:
+      SINTER_TRY(charge_steps(container.items().size()));
       for (const auto& element : container.items()) {
         if (equals(element, item)) return true;
       }

@@ -35,6 +35,10 @@ Result<int> compare_values(const Value& a, const Value& b);
 constexpr int kMaxValueNesting = 256;
 Status check_nesting(const Value& value, int limit = kMaxValueNesting, const void* container = nullptr);
 
+// A hash consistent with equals(): equal values hash alike (1, 1.0 and True too), for indexes of
+// dict keys and unique(); unequal ones may collide.
+size_t hash_value(const Value& value);
+
 bool is_hashable(const Value& value);
 Status require_hashable(const Value& value);
 

@@ -54,8 +54,10 @@ bool Value::same_object(const Value& other) const {
 
 const Value* Dict::find(const Value& key) const {
   if (key.is_string()) return find(std::string_view(key.as_string()));
-  for (const auto& [k, v] : entries_) {
-    if (!k.is_string() && equals(k, key)) return &v;
+  auto [begin, end] = other_index_.equal_range(hash_value(key));
+  for (auto it = begin; it != end; ++it) {
+    const auto& [k, v] = entries_[it->second];
+    if (equals(k, key)) return &v;
   }
   return nullptr;
 }
@@ -75,12 +77,16 @@ void Dict::set(const Value& key, Value value) {
     entries_.emplace_back(key, std::move(value));
     return;
   }
-  for (auto& [k, v] : entries_) {
-    if (!k.is_string() && equals(k, key)) {
+  size_t hash = hash_value(key);
+  auto [begin, end] = other_index_.equal_range(hash);
+  for (auto it = begin; it != end; ++it) {
+    auto& [k, v] = entries_[it->second];
+    if (equals(k, key)) {
       v = std::move(value);
       return;
     }
   }
+  other_index_.emplace(hash, entries_.size());
   entries_.emplace_back(key, std::move(value));
 }
 
@@ -89,8 +95,14 @@ bool Dict::erase(const Value& key) {
     if (it->first.is_string() == key.is_string() && equals(it->first, key)) {
       entries_.erase(it);
       string_index_.clear();
+      other_index_.clear();
       for (size_t i = 0; i < entries_.size(); ++i) {
-        if (entries_[i].first.is_string()) string_index_.emplace(entries_[i].first.as_string(), i);
+        const Value& k = entries_[i].first;
+        if (k.is_string()) {
+          string_index_.emplace(k.as_string(), i);
+        } else {
+          other_index_.emplace(hash_value(k), i);
+        }
       }
       return true;
     }

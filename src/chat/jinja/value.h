@@ -159,11 +159,13 @@ class Dict {
   void clear() {
     entries_.clear();
     string_index_.clear();
+    other_index_.clear();
   }
 
  private:
   std::vector<std::pair<Value, Value>> entries_;
   std::unordered_map<std::string, size_t> string_index_;  // position of each string key
+  std::unordered_multimap<size_t, size_t> other_index_;   // hash_value() → position, other keys
 };
 
 // Arguments of a call: f(1, 2, key=3).
