@@ -6,11 +6,14 @@
 
 #include "cli/command.h"
 #include "cli/common.h"
+#include "cli/flag_bounds.h"
 #include "core/cpu_features.h"
 #include "runtime/bench.h"
 
 namespace sinter::cli {
 namespace {
+
+constexpr int64_t kMaxRepetitions = 1000;
 
 struct BenchArgs {
   std::string model;
@@ -105,12 +108,18 @@ int run(const BenchArgs& args) {
 CommandRun setup(CLI::App* app) {
   auto args = std::make_shared<BenchArgs>();
   app->add_option("-m,--model", args->model, "GGUF model file")->required();
-  app->add_option("-p,--n-prompt", args->bench.prompt_tokens, "prompt tokens (pp; 0 skips)");
-  app->add_option("-n,--n-gen", args->bench.generate_tokens, "generated tokens (tg; 0 skips)");
-  app->add_option("-r,--repetitions", args->bench.repetitions, "measured repetitions after one warm-up");
-  app->add_option("-d,--depth", args->bench.depth, "tokens already in the cache");
-  app->add_option("-t,--threads", args->threads, "threads (0: all cores)");
-  app->add_option("-b,--batch-size", args->n_batch, "most tokens per forward pass");
+  // The context is depth + max(prompt, generated) tokens: Context::create refuses more than it holds.
+  bounded(app->add_option("-p,--n-prompt", args->bench.prompt_tokens, "prompt tokens (pp; 0 skips)"), 0,
+          max_context_flag());
+  bounded(app->add_option("-n,--n-gen", args->bench.generate_tokens, "generated tokens (tg; 0 skips)"), 0,
+          max_context_flag());
+  bounded(
+      app->add_option("-r,--repetitions", args->bench.repetitions, "measured repetitions after one warm-up"),
+      1, kMaxRepetitions);
+  bounded(app->add_option("-d,--depth", args->bench.depth, "tokens already in the cache"), 0,
+          max_context_flag());
+  add_threads_flag(app, args->threads);
+  add_batch_flag(app, args->n_batch);
   app->add_option("--kv-type", args->kv_type, "KV cache type");
   app->add_option("-o,--output", args->output, "text, json or md");
   return [args] { return run(*args); };

@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/common.h"
+#include "cli/flag_bounds.h"
 #include "runtime/context.h"
 
 namespace sinter::cli {
@@ -49,15 +50,19 @@ int run(const ProbsArgs& args) {
     const auto logits = (*context)->logits(position);
     softmax_double(logits, probabilities);
     std::iota(order.begin(), order.end(), 0);
-    const size_t keep = args.top_n > 0 ? std::min<size_t>(static_cast<size_t>(args.top_n), order.size()) : order.size();
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), [&](int32_t a, int32_t b) {
-      return probabilities[static_cast<size_t>(a)] > probabilities[static_cast<size_t>(b)] ||
-             (probabilities[static_cast<size_t>(a)] == probabilities[static_cast<size_t>(b)] && a < b);
-    });
+    const size_t keep =
+        args.top_n > 0 ? std::min<size_t>(static_cast<size_t>(args.top_n), order.size()) : order.size();
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+        [&](int32_t a, int32_t b) {
+          return probabilities[static_cast<size_t>(a)] > probabilities[static_cast<size_t>(b)] ||
+                 (probabilities[static_cast<size_t>(a)] == probabilities[static_cast<size_t>(b)] && a < b);
+        });
     out += position ? ",[" : "[";
     for (size_t k = 0; k < keep; ++k) {
       char item[64];
-      std::snprintf(item, sizeof item, "%s[%d,%.9g]", k ? "," : "", order[k], probabilities[static_cast<size_t>(order[k])]);
+      std::snprintf(item, sizeof item, "%s[%d,%.9g]", k ? "," : "", order[k],
+                    probabilities[static_cast<size_t>(order[k])]);
       out += item;
     }
     out += "]";
@@ -71,14 +76,16 @@ CommandRun setup(CLI::App* app) {
   auto args = std::make_shared<ProbsArgs>();
   app->add_option("model", args->model, "GGUF model file")->required();
   app->add_option("ids", args->ids, "comma-separated token ids")->required();
-  app->add_option("top_n", args->top_n, "keep the N most probable tokens per position (0: all)");
-  app->add_option("-t,--threads", args->threads, "threads (0: all cores)");
-  app->add_option("-b,--batch-size", args->n_batch, "most tokens per forward pass");
+  bounded(app->add_option("top_n", args->top_n, "keep the N most probable tokens per position (0: all)"), 0,
+          INT32_MAX, "0: all");
+  add_threads_flag(app, args->threads);
+  add_batch_flag(app, args->n_batch);
   app->add_option("--kv-type", args->kv_type, "KV cache type: f16, bf16 or f32");
   return [args] { return run(*args); };
 }
 
-const CommandRegistration kProbs{"probs", "Next-token probabilities at every position (the oracle's shape)", setup};
+const CommandRegistration kProbs{"probs", "Next-token probabilities at every position (the oracle's shape)",
+                                 setup};
 
 }  // namespace
 }  // namespace sinter::cli

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/flag_bounds.h"
 #include "cli/progress.h"
 #include "core/thread_pool.h"
 #include "model/quantize/quantize_plan.h"
@@ -52,7 +53,6 @@ int run(const QuantizeArgs& args) {
   if (!mixture_id) {
     return fail("unknown quantization type '" + args.type + "'; choose one of " + mixture_names());
   }
-  if (args.threads < 0) return fail("--threads must not be negative");
   auto file = GgufFile::open(args.input);
   if (!file) return fail("cannot read " + args.input + ": " + file.error().message());
   auto plan = plan_quantization(*file, QuantizeOptions{*mixture_id, args.pure});
@@ -88,7 +88,7 @@ CommandRun setup(CLI::App* app) {
   app->add_option("input", args->input, "the GGUF model to quantize")->required();
   app->add_option("output", args->output, "the GGUF file to write")->required();
   app->add_option("type", args->type, "type or mixture: " + mixture_names())->required();
-  app->add_option("-t,--threads", args->threads, "threads (0: all cores)");
+  add_threads_flag(app, args->threads);
   app->add_flag("--pure", args->pure,
                 "every quantized tensor gets the type itself (no per-tensor mixture rules)");
   app->add_flag("--dry-run", args->dry_run, "print each tensor's type and the sizes; write nothing");

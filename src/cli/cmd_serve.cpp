@@ -1,19 +1,23 @@
-// `sinter serve -m MODEL | --models DIR`: an HTTP server with Ollama-style and OpenAI-style APIs.
-// It prints "sinter serve: listening on http://HOST:PORT" once it accepts connections (with
-// --port 0, the port the system chose) and stops cleanly on SIGINT or SIGTERM.
+// `sinter serve -m MODEL | --models DIR | --ollama-models [DIR]`: an HTTP server with Ollama-style
+// and OpenAI-style APIs. It prints "sinter serve: listening on http://HOST:PORT" once it accepts
+// connections (with --port 0, the port the system chose) and stops cleanly on SIGINT or SIGTERM.
 #include <pthread.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "cli/command.h"
 #include "cli/common.h"
+#include "cli/flag_bounds.h"
 #include "core/log.h"
+#include "server/cors.h"
 #include "server/http_server.h"
+#include "server/ollama_store.h"
 
 namespace sinter::cli {
 namespace {
@@ -21,6 +25,8 @@ namespace {
 struct ServeArgs {
   std::string model;
   std::string models_dir;
+  std::string ollama_models;  // --ollama-models DIR ("" with the flag alone: Ollama's own folder)
+  const CLI::Option* ollama_models_flag = nullptr;
   std::string host = "127.0.0.1";
   int port = 11434;
   int32_t parallel = 4;
@@ -33,15 +39,36 @@ struct ServeArgs {
   std::string kv_type = "f16";
   std::string overflow = "error";
   bool verbose = false;
+  std::string cors_origins;
+  std::string shutdown_grace = "10s";
+  std::string header_timeout = "10s";
+  std::string body_timeout = "60s";
+  std::string request_timeout = "30m";
+  size_t max_connections = 1024;
+  size_t max_connections_per_client = 64;
+  int32_t max_tokens = 32768;
 };
 
+// A duration flag ("10s", "5m", "250ms", or seconds) of at least `least` (0: may be 0).
+Result<std::chrono::milliseconds> duration_flag(const std::string& flag, const std::string& text,
+                                                std::chrono::milliseconds least) {
+  auto parsed = server::parse_duration(text);
+  if (!parsed) return make_error(ErrorCode::kInvalidArgument, flag, ": ", parsed.error().message());
+  const auto value = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  if (value < least || value > std::chrono::hours(24 * 365)) {
+    return make_error(ErrorCode::kInvalidArgument, flag, " must be between ",
+                      std::chrono::duration<double>(least).count(), " s and a year, got '", text, "'");
+  }
+  return value;
+}
+
 int serve(const ServeArgs& args) {
-  if (args.model.empty() == args.models_dir.empty()) return fail("give either -m MODEL or --models DIR");
-  if (args.parallel < 1 || args.parallel > 64) return fail("--parallel must be between 1 and 64");
-  if (args.ctx < 0) return fail("--ctx must not be negative");
-  if (args.max_queue < 1) return fail("--max-queue must be at least 1");
-  if (args.threads < 0) return fail("--threads must not be negative");
-  if (args.port < 0 || args.port > 65535) return fail("--port must be between 0 and 65535");
+  // -m or --models (not both); --ollama-models beside either, or alone.
+  const bool ollama_store = args.ollama_models_flag != nullptr && args.ollama_models_flag->count() > 0;
+  if ((!args.model.empty() && !args.models_dir.empty()) ||
+      (args.model.empty() && args.models_dir.empty() && !ollama_store)) {
+    return fail("give either -m MODEL or --models DIR, and/or --ollama-models [DIR]");
+  }
   if (args.verbose) set_log_level(LogLevel::kInfo);
 
   server::ServingOptions serving;
@@ -61,6 +88,28 @@ int serve(const ServeArgs& args) {
   http.host = args.host;
   http.port = args.port;
   http.max_body_bytes = args.max_body;
+  http.max_tokens = args.max_tokens;
+  http.max_connections = args.max_connections;
+  http.max_connections_per_client = args.max_connections_per_client;
+  // Ollama's OLLAMA_ORIGINS is read when --cors-origins is not given, so a migrating user's
+  // setting carries over.
+  const char* ollama_origins = std::getenv("OLLAMA_ORIGINS");
+  http.cors_origins = server::split_origins(
+      !args.cors_origins.empty() || ollama_origins == nullptr ? args.cors_origins : ollama_origins);
+  const std::pair<const char*, std::pair<const std::string*, std::chrono::milliseconds*>> durations[] = {
+      {"--shutdown-grace", {&args.shutdown_grace, &http.shutdown_grace}},
+      {"--header-timeout", {&args.header_timeout, &http.header_timeout}},
+      {"--body-timeout", {&args.body_timeout, &http.body_timeout}},
+      {"--request-timeout", {&args.request_timeout, &http.request_timeout}},
+  };
+  for (const auto& [flag, fields] : durations) {
+    const bool may_be_zero =
+        std::string_view(flag) == "--shutdown-grace" || std::string_view(flag) == "--request-timeout";
+    auto value = duration_flag(flag, *fields.first,
+                               may_be_zero ? std::chrono::milliseconds(0) : std::chrono::milliseconds(100));
+    if (!value) return fail(value.error().message());
+    *fields.second = *value;
+  }
   if (args.overflow == "error") {
     http.overflow = OverflowPolicy::kError;
   } else if (args.overflow == "shift") {
@@ -76,14 +125,18 @@ int serve(const ServeArgs& args) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // a closed terminal: the same graceful stop
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto models = server::ModelManager::create(args.model, args.models_dir, serving);
-  if (!models) return fail(models.error().message());
-  if (!args.model.empty()) {
-    const auto offered = (*models)->list();
-    if (!offered.empty()) (*models)->preload(offered.front().name);
+  server::ModelSources sources{args.model, args.models_dir, "", false};
+  if (ollama_store) {
+    const bool default_store = args.ollama_models.empty();
+    sources.ollama_store = default_store ? server::default_ollama_models_dir() : args.ollama_models;
+    sources.ollama_store_may_be_missing = default_store;
   }
+  auto models = server::ModelManager::create(sources, serving);
+  if (!models) return fail(models.error().message());
+  if (!args.model.empty()) (*models)->preload((*models)->single_file_name());
   auto server = server::HttpServer::create(std::move(models).value(), http);
   if (!server) return fail(server.error().message());
 
@@ -113,20 +166,50 @@ CommandRun setup(CLI::App* app) {
   auto args = std::make_shared<ServeArgs>();
   app->add_option("-m,--model", args->model, "the GGUF model to serve (named by its file name)");
   app->add_option("--models", args->models_dir, "a folder of GGUF models, each loaded on first use");
+  args->ollama_models_flag =
+      app->add_option("--ollama-models", args->ollama_models,
+                      "also (or only) serve an Ollama store's models by their Ollama names, with their "
+                      "Modelfiles' templates, system prompts and parameters (no DIR: $OLLAMA_MODELS or "
+                      "~/.ollama/models, none there is fine); a file of -m/--models wins over a store "
+                      "model of the same name")
+          ->expected(0, 1)
+          ->type_name("[DIR]");
   app->add_option("--host", args->host, "address to listen on");
-  app->add_option("--port", args->port, "port to listen on (0: any free port)");
-  app->add_option("--parallel", args->parallel, "sequences served at once per model (1..64)");
-  app->add_option("-c,--ctx", args->ctx, "context per sequence in tokens (0: the model's, at most 4096)");
-  app->add_option("-t,--threads", args->threads, "threads per model (0: all cores)");
-  app->add_option("-b,--batch-size", args->batch, "most tokens per forward pass");
-  app->add_option("--max-queue", args->max_queue,
-                  "requests waiting per model beyond the running ones (more: 503)");
+  bounded(app->add_option("--port", args->port, "port to listen on (0: any free port)"), 0, 65535,
+          "0: any free port");
+  bounded(app->add_option("--parallel", args->parallel, "sequences served at once per model"), 1,
+          kMaxParallelFlag);
+  add_context_flag(app, args->ctx, "context per sequence in tokens (0: the model's, at most 4096)");
+  add_threads_flag(app, args->threads, "threads per model");
+  add_batch_flag(app, args->batch);
+  bounded(app->add_option("--max-queue", args->max_queue,
+                          "requests waiting per model beyond the running ones (more: 503)"),
+          1, kMaxQueueFlag);
   app->add_option("--keep-alive", args->keep_alive,
                   "how long an idle model stays loaded (\"5m\", 0, -1: forever)");
-  app->add_option("--max-body", args->max_body, "largest request body in bytes (more: 413)");
+  bounded(app->add_option("--max-body", args->max_body, "largest request body in bytes (more: 413)"), 1,
+          kMaxBodyFlag);
   app->add_option("--kv-type", args->kv_type, "KV cache type: f16, bf16 or f32");
   app->add_option("--overflow", args->overflow, "prompts longer than the context: error (400) or shift");
   app->add_flag("-v,--verbose", args->verbose, "log requests and model loads to stderr");
+  app->add_option("--cors-origins", args->cors_origins,
+                  "browser origins allowed beside the local ones, comma-separated, '*' wildcards "
+                  "(default: $OLLAMA_ORIGINS)");
+  app->add_option("--shutdown-grace", args->shutdown_grace,
+                  "on SIGTERM/SIGINT/SIGHUP, how long running and queued requests may finish (\"10s\")");
+  app->add_option("--header-timeout", args->header_timeout,
+                  "longest time to receive a request's headers (408)");
+  app->add_option("--body-timeout", args->body_timeout, "longest time to receive a request's body (408)");
+  app->add_option("--request-timeout", args->request_timeout,
+                  "longest time a generation may run (\"30m\"; 0: no limit)");
+  app->add_option("--max-connections", args->max_connections, "open connections at most (more: 503)")
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app->add_option("--max-connections-per-client", args->max_connections_per_client,
+                  "open connections per client address at most (more: 503)")
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app->add_option("--max-tokens", args->max_tokens,
+                  "tokens one request may generate at most, whatever it asks (num_predict, max_tokens)")
+      ->check(CLI::Range(1, 1 << 24));
   return [args] { return serve(*args); };
 }
 

@@ -4,12 +4,15 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/flag_bounds.h"
 #include "cli/progress.h"
 #include "model/synth.h"
 #include "tokenizer/hf_import.h"
 
 namespace sinter::cli {
 namespace {
+
+constexpr const char* kPresetNote = "0: the preset's";
 
 struct SynthArgs {
   SynthOptions options;
@@ -50,7 +53,9 @@ int run(SynthArgs& args) {
     args.options.tokenizer_metadata = std::move(imported->metadata);
   }
   ProgressBar bar("synth");
-  if (auto status = synthesize(args.options, args.output, [&](size_t done, size_t total) { bar.update(done, total); }); !status) {
+  if (auto status =
+          synthesize(args.options, args.output, [&](size_t done, size_t total) { bar.update(done, total); });
+      !status) {
     return fail(status.error().message());
   }
   bar.finish();
@@ -63,18 +68,23 @@ CommandRun setup(CLI::App* app) {
   app->add_option("architecture", o.architecture, "architecture, e.g. llama")->required();
   app->add_option("output", args->output, "the GGUF file to write")->required();
   app->add_option("--dims", o.preset, "named dimensions (tiny, small, medium, 1b)");
-  app->add_option("--n-embd", o.dims.n_embd, "embedding length");
-  app->add_option("--n-layer", o.dims.n_layer, "blocks");
-  app->add_option("--n-head", o.dims.n_head, "attention heads");
-  app->add_option("--n-head-kv", o.dims.n_head_kv, "key/value heads");
-  app->add_option("--n-ff", o.dims.n_ff, "feed-forward length");
-  app->add_option("--n-vocab", o.dims.n_vocab, "vocabulary size");
-  app->add_option("--n-ctx", o.dims.n_ctx, "training context length");
+  // 0 keeps the preset's value. The limits are generous for real shapes (an n_embd of 65536 is
+  // 8x today's largest); more is a typing mistake.
+  bounded(app->add_option("--n-embd", o.dims.n_embd, "embedding length"), 0, 1 << 16, kPresetNote);
+  bounded(app->add_option("--n-layer", o.dims.n_layer, "blocks"), 0, 1 << 10, kPresetNote);
+  bounded(app->add_option("--n-head", o.dims.n_head, "attention heads"), 0, 1 << 10, kPresetNote);
+  bounded(app->add_option("--n-head-kv", o.dims.n_head_kv, "key/value heads"), 0, 1 << 10, kPresetNote);
+  bounded(app->add_option("--n-ff", o.dims.n_ff, "feed-forward length"), 0, 1 << 18, kPresetNote);
+  bounded(app->add_option("--n-vocab", o.dims.n_vocab, "vocabulary size"), 0, 1 << 22, kPresetNote);
+  bounded(app->add_option("--n-ctx", o.dims.n_ctx, "training context length"), 0, max_context_flag(),
+          kPresetNote);
   app->add_option("--type", args->type, "type of the matrices (f32, f16, bf16, q8_0, q4_0, q4_K, ...)");
   app->add_option("--seed", o.seed, "seed: the same seed gives the same file");
   app->add_option("--vocab", o.vocab_file, "copy the tokenizer of this GGUF file");
-  app->add_option("--tokenizer", args->tokenizer_json, "build the model around this Hugging Face tokenizer.json");
-  app->add_option("--tokenizer-config", args->tokenizer_config, "its tokenizer_config.json (special tokens, chat template)");
+  app->add_option("--tokenizer", args->tokenizer_json,
+                  "build the model around this Hugging Face tokenizer.json");
+  app->add_option("--tokenizer-config", args->tokenizer_config,
+                  "its tokenizer_config.json (special tokens, chat template)");
   return [args] { return run(*args); };
 }
 

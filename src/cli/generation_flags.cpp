@@ -1,21 +1,21 @@
 #include "cli/generation_flags.h"
 
 #include "cli/common.h"
+#include "cli/flag_bounds.h"
 
 namespace sinter::cli {
 
 void EngineFlags::add_to(CLI::App* app) {
   app->add_option("-m,--model", model, "GGUF model file")->required();
-  app->add_option("-t,--threads", threads, "threads (0: all cores)");
-  app->add_option("-c,--ctx", n_ctx, "context size in tokens (0: the model's, at most 4096)");
-  app->add_option("-b,--batch-size", n_batch, "most tokens per forward pass");
+  add_threads_flag(app, threads);
+  add_context_flag(app, n_ctx, "context size in tokens (0: the model's, at most 4096)");
+  add_batch_flag(app, n_batch);
   app->add_option("--kv-type", kv_type, "KV cache type: f16, bf16 or f32");
   app->add_option("--force-pre", force_pre, "use this BPE pre-tokenizer instead of the file's");
 }
 
 Result<EngineOptions> EngineFlags::to_options() const {
   EngineOptions options;
-  if (threads < 0) return make_error(ErrorCode::kInvalidArgument, "--threads must not be negative");
   options.threads = threads;
   options.n_ctx = n_ctx;
   options.n_batch = n_batch;
@@ -46,7 +46,8 @@ void GenerationFlags::add_to(CLI::App* app) {
 Result<GenerationOptions> GenerationFlags::to_options() const {
   GenerationOptions options;
   options.max_tokens = max_tokens;
-  if (max_tokens <= 0) return make_error(ErrorCode::kInvalidArgument, "-n must be positive, got ", max_tokens);
+  if (max_tokens <= 0)
+    return make_error(ErrorCode::kInvalidArgument, "-n must be positive, got ", max_tokens);
   SamplerOptions& s = options.sampling;
   s.temperature = temperature;
   s.top_k = top_k;
@@ -57,7 +58,8 @@ Result<GenerationOptions> GenerationFlags::to_options() const {
   s.repeat_last_n = repeat_last_n;
   s.frequency_penalty = frequency_penalty;
   s.presence_penalty = presence_penalty;
-  if (seed < -1) return make_error(ErrorCode::kInvalidArgument, "--seed must be -1 (random) or a non-negative number");
+  if (seed < -1)
+    return make_error(ErrorCode::kInvalidArgument, "--seed must be -1 (random) or a non-negative number");
   if (seed >= 0) s.seed = static_cast<uint64_t>(seed);
   if (!samplers.empty()) {
     SINTER_ASSIGN(s.order, parse_sampler_order(samplers));

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/flag_bounds.h"
 
 namespace sinter::cli {
 
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const FlagRangeError& e) {
+    return fail(e.what());  // the same form and exit status as the commands' other value errors
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

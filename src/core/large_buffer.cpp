@@ -33,8 +33,9 @@ Result<LargeBuffer> LargeBuffer::allocate(size_t bytes) {
   LargeBuffer buffer;
   buffer.size_ = bytes;
   if (!kMapsLargeBuffers || bytes < kHugePage) {
-    buffer.data_ = static_cast<uint8_t*>(std::aligned_alloc(64, round_up(bytes == 0 ? 1 : bytes, 64)));
-    if (buffer.data_ == nullptr) return make_error(ErrorCode::kIo, "cannot allocate ", bytes, " bytes");
+    buffer.heap_block_ = std::aligned_alloc(64, round_up(bytes == 0 ? 1 : bytes, 64));
+    if (buffer.heap_block_ == nullptr) return make_error(ErrorCode::kIo, "cannot allocate ", bytes, " bytes");
+    buffer.data_ = static_cast<uint8_t*>(buffer.heap_block_);
     return buffer;
   }
   // Map a huge page more than needed, then unmap the ends so that the start is 2 MiB aligned:
@@ -60,14 +61,27 @@ Result<LargeBuffer> LargeBuffer::allocate(size_t bytes) {
   return buffer;
 }
 
+Result<LargeBuffer> LargeBuffer::allocate_zeroed(size_t bytes) {
+  if (kMapsLargeBuffers && bytes >= kHugePage) return allocate(bytes);  // a fresh mapping reads as zeros
+  // There is no aligned calloc: take 63 bytes more and align within the block.
+  if (bytes > SIZE_MAX - 64) return make_error(ErrorCode::kIo, "cannot allocate ", bytes, " bytes");
+  LargeBuffer buffer;
+  buffer.heap_block_ = std::calloc(1, bytes + 63 + (bytes == 0));
+  if (buffer.heap_block_ == nullptr) return make_error(ErrorCode::kIo, "cannot allocate ", bytes, " bytes");
+  buffer.data_ = reinterpret_cast<uint8_t*>(round_up(reinterpret_cast<uintptr_t>(buffer.heap_block_), 64));
+  buffer.size_ = bytes;
+  return buffer;
+}
+
 void LargeBuffer::release() {
   if (data_ == nullptr) return;
   if (mapped_length_ != 0) {
     munmap(data_, mapped_length_);
   } else {
-    std::free(data_);
+    std::free(heap_block_);
   }
   data_ = nullptr;
+  heap_block_ = nullptr;
   size_ = 0;
   mapped_length_ = 0;
 }
@@ -76,6 +90,7 @@ LargeBuffer::~LargeBuffer() { release(); }
 
 LargeBuffer::LargeBuffer(LargeBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
+      heap_block_(std::exchange(other.heap_block_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       mapped_length_(std::exchange(other.mapped_length_, 0)) {}
 
@@ -83,6 +98,7 @@ LargeBuffer& LargeBuffer::operator=(LargeBuffer&& other) noexcept {
   if (this != &other) {
     release();
     data_ = std::exchange(other.data_, nullptr);
+    heap_block_ = std::exchange(other.heap_block_, nullptr);
     size_ = std::exchange(other.size_, 0);
     mapped_length_ = std::exchange(other.mapped_length_, 0);
   }

@@ -21,6 +21,11 @@ class LargeBuffer {
   // mapped on their own, 2 MiB aligned, and advised for huge pages (where kMapsLargeBuffers);
   // smaller ones come from the heap.
   static Result<LargeBuffer> allocate(size_t bytes);
+  // The same, all bytes zero, and committed as it is touched: a mapped buffer is zero without
+  // being written, and a heap buffer comes from calloc, which takes large blocks fresh from the
+  // system without clearing them (glibc and AddressSanitizer alike). Memory that is never used
+  // (the unused cells of a large KV cache) costs address space, not RAM.
+  static Result<LargeBuffer> allocate_zeroed(size_t bytes);
 
   LargeBuffer() = default;
   ~LargeBuffer();
@@ -37,6 +42,7 @@ class LargeBuffer {
  private:
   void release();
   uint8_t* data_ = nullptr;
+  void* heap_block_ = nullptr;  // what to free() for heap memory (data_ is aligned within it)
   size_t size_ = 0;
   size_t mapped_length_ = 0;  // bytes to unmap; 0 for heap memory
 };

@@ -39,7 +39,7 @@ void SpinBarrier::arrive_and_wait() {
 }
 
 ThreadPool::ThreadPool(int thread_count)
-    : thread_count_(std::max(1, thread_count)), barrier_(std::max(1, thread_count)) {
+    : thread_count_(std::clamp(thread_count, 1, kMaxThreads)), barrier_(thread_count_) {
   for (int i = 1; i < thread_count_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -92,6 +92,11 @@ void ThreadPool::worker_loop(int index) {
     trampoline_(callable_, ThreadContext{index, thread_count_, &barrier_});
     finished_.fetch_add(1, std::memory_order_release);
   }
+}
+
+int max_thread_count() {
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::min<unsigned>(4 * hardware, kMaxThreads));
 }
 
 int default_thread_count() {

@@ -43,7 +43,9 @@ struct ThreadContext {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int thread_count);  // including the calling thread
+  // Including the calling thread; clamped to 1..kMaxThreads (callers check their count against
+  // max_thread_count() first, so the clamp is only a guard).
+  explicit ThreadPool(int thread_count);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -75,6 +77,11 @@ class ThreadPool {
   std::atomic<bool> stopping_{false};
 };
 
-int default_thread_count();
+// Threads a compute pool may have: at most 4 per hardware thread (more only adds contention at
+// the barriers; a few extra help when other processes share the cores), never more than
+// kMaxThreads. A larger request is a mistake (`-t 100000`) and is refused where it is made.
+constexpr int kMaxThreads = 1024;
+int max_thread_count();
+int default_thread_count();  // the hardware threads, at most 64
 
 }  // namespace sinter

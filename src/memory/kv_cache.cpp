@@ -14,34 +14,51 @@ size_t KvCache::bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells
   return total;
 }
 
+size_t KvCache::bookkeeping_bytes_for(int32_t cells) {
+  return (sizeof(Cell) + sizeof(int32_t) + sizeof(Entry) + sizeof(int32_t)) *
+         static_cast<size_t>(std::max(cells, 0));
+}
+
 Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells,
                                                  DType type, bool allocate) {
   if (cells <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
+  if (cells > kMaxCacheCells) {
+    return make_error(ErrorCode::kInvalidArgument, "a KV cache holds at most ", kMaxCacheCells,
+                      " cells, not ", cells);
+  }
   if (type != DType::F16 && type != DType::F32 && type != DType::BF16) {
     return make_error(ErrorCode::kInvalidArgument, "KV cache type must be f16, bf16 or f32, not ",
                       dtype_name(type));
   }
-  auto cache = std::make_unique<KvCache>();
-  cache->type_ = type;
-  cache->cells_.resize(static_cast<size_t>(cells));
-  cache->deltas_.assign(static_cast<size_t>(cells), 0);
-  const size_t total = bytes_for(layers, cells, type);
-  cache->buffer_bytes_ = total;
-  if (allocate) {
-    // Attention streams each layer's keys and values once per token, as generation streams the
-    // weights: on huge pages where the system offers them (LargeBuffer).
-    Result<LargeBuffer> buffer = LargeBuffer::allocate(total);
-    if (!buffer.ok()) return buffer.error().with_context("KV cache");
-    cache->buffer_ = std::move(buffer).value();
-    std::memset(cache->buffer_.data(), 0, total);  // never read unwritten cells as garbage (NaN)
-  }
-  uint8_t* p = cache->buffer_.data();
   for (size_t il = 0; il < layers.size(); ++il) {
     const KvLayerShape& layer = layers[il];
     if (layer.heads <= 0 || layer.k_row % layer.heads != 0 || layer.v_row % layer.heads != 0) {
       return make_error(ErrorCode::kInvalidArgument, "KV cache layer ", il, ": rows of ", layer.k_row,
                         " and ", layer.v_row, " values do not split into ", layer.heads, " heads");
     }
+  }
+  auto cache = std::make_unique<KvCache>();
+  cache->type_ = type;
+  cache->cell_count_ = cells;
+  const size_t total = bytes_for(layers, cells, type);
+  cache->buffer_bytes_ = total;
+  if (allocate) {
+    auto cell_records = ZeroedArray<Cell>::allocate(static_cast<size_t>(cells));
+    if (!cell_records) return cell_records.error().with_context("KV cache cells");
+    cache->cells_ = std::move(cell_records).value();
+    auto deltas = ZeroedArray<int32_t>::allocate(static_cast<size_t>(cells));
+    if (!deltas) return deltas.error().with_context("KV cache cells");
+    cache->deltas_ = std::move(deltas).value();
+    // Attention streams each layer's keys and values once per token, as generation streams the
+    // weights: on huge pages where the system offers them (LargeBuffer). Zeroed, so that an
+    // unwritten cell never reads as garbage (NaN), and committed only where tokens are stored.
+    Result<LargeBuffer> buffer = LargeBuffer::allocate_zeroed(total);
+    if (!buffer.ok()) return buffer.error().with_context("KV cache");
+    cache->buffer_ = std::move(buffer).value();
+  }
+  uint8_t* p = cache->buffer_.data();
+  for (size_t il = 0; il < layers.size(); ++il) {
+    const KvLayerShape& layer = layers[il];
     // Each head's rows of all cells together: [head_dim, cells, heads].
     cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type,
                                            {layer.k_row / layer.heads, cells, layer.heads, 1}, p));
@@ -82,6 +99,8 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
 }
 
 Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots) {
+  if (cells_.size() == 0)
+    return make_error(ErrorCode::kInternal, "place() on a KV cache created without memory");
   for (const auto& t : tokens) {
     if (t.sequence < 0 || t.sequence >= kMaxSequences) {
       return make_error(ErrorCode::kInvalidArgument, "sequence id ", t.sequence, " outside 0..",
@@ -110,19 +129,23 @@ Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* 
                       " appears twice in the batch");
   }
   slots->clear();
-  const auto n = static_cast<int32_t>(cells_.size());
-  int32_t c = search_start_;
   for (const auto& t : tokens) {
-    while (cells_[static_cast<size_t>(c)].sequences != 0) c = (c + 1) % n;
+    const int32_t c = take_free_cell();  // one exists: free_cells() was checked above
     cells_[static_cast<size_t>(c)].position = t.position;
     cells_[static_cast<size_t>(c)].sequences = bit(t.sequence);
     insert(t.sequence, Entry{t.position, c});
     slots->push_back(c);
     ++used_;
-    c = (c + 1) % n;
   }
-  search_start_ = c;
   return ok_status();
+}
+
+int32_t KvCache::take_free_cell() {
+  while (first_free_ < cell_count_ && cells_[static_cast<size_t>(first_free_)].sequences != 0) ++first_free_;
+  if (first_free_ == cell_count_) return -1;
+  const int32_t cell = first_free_++;  // the caller marks it used at once
+  high_water_ = std::max(high_water_, cell + 1);
+  return cell;
 }
 
 void KvCache::fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
@@ -152,21 +175,23 @@ void KvCache::fill_attention_index(std::span<const CacheToken> tokens, bool caus
   }
 }
 
-void KvCache::release_if_unused(Cell& cell) {
-  if (cell.sequences == 0 && cell.position >= 0) {
-    cell.position = -1;
-    --used_;
-  }
+void KvCache::release(int32_t cell) {
+  cells_[static_cast<size_t>(cell)] = Cell{};
+  deltas_[static_cast<size_t>(cell)] = 0;
+  --used_;
+  first_free_ = std::min(first_free_, cell);
+}
+
+void KvCache::release_if_unused(int32_t cell) {
+  if (cells_[static_cast<size_t>(cell)].sequences == 0) release(cell);
 }
 
 void KvCache::remove(SequenceId sequence, Position p0, Position p1) {
   if (p1 < 0) p1 = INT32_MAX;
   auto [first, last] = range(sequence, p0, p1);
   for (auto it = first; it != last; ++it) {
-    Cell& cell = cells_[static_cast<size_t>(it->cell)];
-    cell.sequences &= ~bit(sequence);
-    release_if_unused(cell);
-    if (cell.position < 0) deltas_[static_cast<size_t>(it->cell)] = 0;
+    cells_[static_cast<size_t>(it->cell)].sequences &= ~bit(sequence);
+    release_if_unused(it->cell);
   }
   by_sequence_[static_cast<size_t>(sequence)].erase(first, last);
 }
@@ -205,9 +230,7 @@ void KvCache::shift(SequenceId sequence, Position p0, Position p1, Position delt
     deltas_[static_cast<size_t>(e.cell)] += delta;
     shift_pending_ = true;
     if (cell.position < 0) {  // shifted before the start: the token is gone
-      cell = Cell{};
-      --used_;
-      deltas_[static_cast<size_t>(e.cell)] = 0;
+      release(e.cell);
       continue;
     }
     insert(sequence, Entry{cell.position, e.cell});
@@ -215,35 +238,36 @@ void KvCache::shift(SequenceId sequence, Position p0, Position p1, Position delt
 }
 
 int32_t KvCache::detach(int32_t shared, SequenceId sequence) {
-  for (size_t c = 0; c < cells_.size(); ++c) {
-    if (cells_[c].sequences != 0) continue;
-    for (size_t il = 0; il < keys_.size(); ++il) {
-      for (const Tensor* t : {&keys_[il], &values_[il]}) {
-        for (int64_t head = 0; head < t->ne[2]; ++head)
-          std::memcpy(t->row(static_cast<int64_t>(c), head), t->row(shared, head), t->row_bytes());
-      }
+  const int32_t own = take_free_cell();
+  if (own < 0) return -1;
+  const auto c = static_cast<size_t>(own);
+  for (size_t il = 0; il < keys_.size(); ++il) {
+    for (const Tensor* t : {&keys_[il], &values_[il]}) {
+      for (int64_t head = 0; head < t->ne[2]; ++head)
+        std::memcpy(t->row(own, head), t->row(shared, head), t->row_bytes());
     }
-    cells_[c].position = cells_[static_cast<size_t>(shared)].position;
-    cells_[c].sequences = bit(sequence);
-    deltas_[c] = deltas_[static_cast<size_t>(shared)];
-    cells_[static_cast<size_t>(shared)].sequences &= ~bit(sequence);
-    ++used_;
-    return static_cast<int32_t>(c);
   }
-  return -1;
+  cells_[c].position = cells_[static_cast<size_t>(shared)].position;
+  cells_[c].sequences = bit(sequence);
+  deltas_[c] = deltas_[static_cast<size_t>(shared)];
+  cells_[static_cast<size_t>(shared)].sequences &= ~bit(sequence);
+  ++used_;
+  return own;
 }
 
+// Cells past the high-water mark were never used: their deltas are 0 and their memory stays
+// untouched.
 void KvCache::clear_pending_shift() {
-  std::fill(deltas_.begin(), deltas_.end(), 0);
+  std::fill(deltas_.data(), deltas_.data() + high_water_, 0);
   shift_pending_ = false;
 }
 
 void KvCache::clear() {
-  for (auto& cell : cells_) cell = Cell{};
+  std::fill(cells_.data(), cells_.data() + high_water_, Cell{});
   for (auto& list : by_sequence_) list.clear();
   clear_pending_shift();
   used_ = 0;
-  search_start_ = 0;
+  first_free_ = 0;
 }
 
 Position KvCache::min_position(SequenceId sequence) const {

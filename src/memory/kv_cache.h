@@ -7,6 +7,12 @@
 // Several sequences live in one cache; a cell shared by a common prefix (after copy()) is
 // stored once. Attention never assumes cells are contiguous or in order: for each batch the
 // cache lists, per token, the visible cells sorted by position (fill_attention_index).
+//
+// Memory is committed as the cache fills: keys, values and the cells' records are zero-filled
+// mappings that the system backs with RAM on first touch, and place() takes the lowest free
+// cell, so a cache of ten million cells holding a few hundred tokens costs the RAM of a few
+// hundred cells (and a huge page per head plane where huge pages are on). Nothing reads or
+// writes a cell at or past high_water() before a token is placed there.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +22,16 @@
 
 #include "core/large_buffer.h"
 #include "core/token.h"
+#include "core/zeroed_array.h"
 #include "graph/graph.h"
 #include "sinter/result.h"
 
 namespace sinter {
 
 constexpr int kMaxSequences = 64;  // sequence ids 0..63 (a cell's sequence set is a 64-bit mask)
+// The most cells a cache may have (2^24, 16.8 M tokens: above the longest trained contexts of
+// today's models); a larger request is a mistake, refused before any memory plan.
+constexpr int32_t kMaxCacheCells = int32_t{1} << 24;
 
 struct KvLayerShape {
   int64_t k_row = 0;  // values per cell of keys (head_dim_k * heads)
@@ -37,16 +47,21 @@ struct CacheToken {
 
 class KvCache {
  public:
-  // `allocate` false makes a cache with shapes but no memory: enough to build and plan graphs
-  // for memory estimates, never to run them.
+  // `allocate` false makes a cache with shapes but no memory (and no cells: place() refuses):
+  // enough to build and plan graphs for memory estimates, never to run them.
   static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells,
                                                  DType type, bool allocate = true);
   // Bytes a cache of this shape takes.
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
+  // Bytes of the cells' bookkeeping at most: the cell records and pending shifts, one
+  // sequence's position list and an attention index.
+  static size_t bookkeeping_bytes_for(int32_t cells);
 
-  int32_t cell_count() const { return static_cast<int32_t>(cells_.size()); }
+  int32_t cell_count() const { return cell_count_; }
   int32_t used_cells() const { return used_; }
   int32_t free_cells() const { return cell_count() - used_; }
+  // Cells [high_water(), cell_count()) have never held a token: their memory is untouched.
+  int32_t high_water() const { return high_water_; }
   DType type() const { return type_; }
   size_t bytes() const { return buffer_bytes_; }
   int layer_count() const { return static_cast<int>(keys_.size()); }
@@ -75,8 +90,8 @@ class KvCache {
   void clear();
 
   bool has_pending_shift() const { return shift_pending_; }
-  // Per-cell position deltas not yet applied to the keys.
-  const std::vector<int32_t>& pending_shift() const { return deltas_; }
+  // Per-cell position deltas not yet applied to the keys ([cell_count()]; 0 past high_water()).
+  std::span<const int32_t> pending_shift() const { return deltas_.span(); }
   void clear_pending_shift();
 
   // Smallest / largest cached position of a sequence, or -1 when it has none.
@@ -85,9 +100,10 @@ class KvCache {
   int32_t sequence_cells(SequenceId sequence) const;
 
  private:
+  // All-zero bytes are a free cell (the cell arrays start zeroed, untouched).
   struct Cell {
-    Position position = -1;
-    uint64_t sequences = 0;  // bit s set: sequence s uses this cell
+    Position position = 0;   // meaningful while sequences != 0
+    uint64_t sequences = 0;  // bit s set: sequence s uses this cell; 0: free
   };
   // Each sequence's cells sorted by position (one cell per position): the attention index,
   // duplicate checks and range edits read these instead of scanning every cell.
@@ -101,18 +117,24 @@ class KvCache {
   std::pair<EntryList::iterator, EntryList::iterator> range(SequenceId sequence, Position p0, Position p1);
   void insert(SequenceId sequence, Entry entry);
   static uint64_t bit(SequenceId s) { return uint64_t{1} << s; }
-  void release_if_unused(Cell& cell);
+  // Frees the cell if no sequence uses it any more.
+  void release_if_unused(int32_t cell);
+  void release(int32_t cell);
+  // The lowest free cell (marked neither used nor counted), or -1 when every cell is in use.
+  int32_t take_free_cell();
   // Copies a shared cell's rows into a free cell owned by `sequence` alone; -1 if none is free.
   int32_t detach(int32_t shared, SequenceId sequence);
 
   DType type_ = DType::F16;
-  std::vector<Cell> cells_;
+  int32_t cell_count_ = 0;
+  ZeroedArray<Cell> cells_;
   std::vector<EntryList> by_sequence_ = std::vector<EntryList>(kMaxSequences);
   std::vector<std::pair<SequenceId, Position>> placing_;  // place()'s batch, sorted to find repeats
-  std::vector<int32_t> deltas_;
+  ZeroedArray<int32_t> deltas_;                           // 0 for every free cell
   bool shift_pending_ = false;
   int32_t used_ = 0;
-  int32_t search_start_ = 0;
+  int32_t first_free_ = 0;  // every cell below it is in use
+  int32_t high_water_ = 0;  // every cell at or above it is free and untouched
   std::vector<Tensor> keys_;
   std::vector<Tensor> values_;
   LargeBuffer buffer_;  // empty when created without allocating

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "graph/planner.h"
+#include "memory/memory_plan.h"
 
 namespace sinter {
 namespace {
@@ -18,7 +19,8 @@ struct AlignedFree {
 using AlignedBuffer = std::unique_ptr<uint8_t[], AlignedFree>;
 
 AlignedBuffer allocate_aligned(size_t bytes) {
-  return AlignedBuffer(static_cast<uint8_t*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{kArenaAlignment})));
+  return AlignedBuffer(
+      static_cast<uint8_t*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{kArenaAlignment})));
 }
 
 }  // namespace
@@ -35,16 +37,33 @@ struct Context::PreparedGraph {
 
 Context::~Context() = default;
 
-Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedModel> model, const ContextOptions& options) {
+Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedModel> model,
+                                                 const ContextOptions& options) {
   const ModelShape& shape = model->model().shape();
   int32_t n_ctx = options.n_ctx;
-  if (n_ctx < 0) return make_error(ErrorCode::kInvalidArgument, "context size must not be negative, got ", n_ctx);
+  if (n_ctx < 0)
+    return make_error(ErrorCode::kInvalidArgument, "context size must not be negative, got ", n_ctx);
   if (n_ctx == 0) n_ctx = std::min(shape.n_ctx_train, kDefaultMaxContext);
-  if (options.n_batch <= 0) return make_error(ErrorCode::kInvalidArgument, "batch size must be positive, got ", options.n_batch);
+  if (n_ctx > kMaxCacheCells) {
+    return make_error(ErrorCode::kInvalidArgument, "context size must be at most ", kMaxCacheCells,
+                      " tokens, got ", n_ctx);
+  }
+  if (options.n_batch <= 0)
+    return make_error(ErrorCode::kInvalidArgument, "batch size must be positive, got ", options.n_batch);
   auto context = std::unique_ptr<Context>(new Context());
   context->model_ = std::move(model);
   context->options_ = options;
   context->options_.n_ctx = n_ctx;
+  // The memory plan, before the cache is allocated: a cache with shapes only is enough to plan
+  // the largest pass's compute buffers.
+  SINTER_ASSIGN(context->cache_,
+                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, /*allocate=*/false));
+  ContextMemory need;
+  need.n_ctx = n_ctx;
+  need.kv_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, options.kv_type);
+  need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(n_ctx);
+  SINTER_ASSIGN(need.compute_bytes, context->compute_bytes(std::min(options.n_batch, n_ctx)));
+  SINTER_TRY(check_context_fits(need, available_memory()));
   SINTER_ASSIGN(context->cache_, KvCache::create(shape.kv_layers, n_ctx, options.kv_type));
   return context;
 }
@@ -126,11 +145,12 @@ Status Context::decode(std::span<const BatchEntry> batch) {
   int32_t outputs = 0;
   for (const auto& entry : batch) {
     if (entry.token < 0 || entry.token >= n_vocab) {
-      return make_error(ErrorCode::kInvalidArgument, "token id ", entry.token, " is outside the vocabulary (0..",
-                        n_vocab - 1, ")");
+      return make_error(ErrorCode::kInvalidArgument, "token id ", entry.token,
+                        " is outside the vocabulary (0..", n_vocab - 1, ")");
     }
     if (entry.sequence < 0 || entry.sequence >= kMaxSequences) {
-      return make_error(ErrorCode::kInvalidArgument, "sequence id ", entry.sequence, " outside 0..", kMaxSequences - 1);
+      return make_error(ErrorCode::kInvalidArgument, "sequence id ", entry.sequence, " outside 0..",
+                        kMaxSequences - 1);
     }
     outputs += entry.want_logits ? 1 : 0;
   }
@@ -185,7 +205,8 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   const ModelShape& model_shape = model_->model().shape();
   auto& indices = prepared->graph->attention_indices();
   for (size_t slot = 0; slot < indices.size(); ++slot) {
-    const int32_t window = slot < model_shape.attention_windows.size() ? model_shape.attention_windows[slot] : 0;
+    const int32_t window =
+        slot < model_shape.attention_windows.size() ? model_shape.attention_windows[slot] : 0;
     cache_->fill_attention_index(tokens, model_shape.causal, window, &indices[slot]);
   }
   if (auto status = model_->backend().compute(*prepared->graph); !status) {

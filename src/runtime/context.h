@@ -18,8 +18,8 @@
 namespace sinter {
 
 struct ContextOptions {
-  int32_t n_ctx = 0;     // cache cells; 0: the model's training context, capped at 4096
-  int32_t n_batch = 512; // most tokens in one forward pass
+  int32_t n_ctx = 0;      // cache cells; 0: the model's training context, capped at 4096
+  int32_t n_batch = 512;  // most tokens in one forward pass
   DType kv_type = DType::F16;
 };
 
@@ -31,15 +31,18 @@ struct BatchEntry {
 };
 
 struct GraphStats {
-  int64_t builds = 0;   // graphs built
-  int64_t reuses = 0;   // passes that reused a built graph
-  int64_t passes = 0;   // forward passes run
+  int64_t builds = 0;      // graphs built
+  int64_t reuses = 0;      // passes that reused a built graph
+  int64_t passes = 0;      // forward passes run
   size_t arena_bytes = 0;  // compute memory of the largest graph
 };
 
 class Context {
  public:
-  static Result<std::unique_ptr<Context>> create(std::shared_ptr<const LoadedModel> model, const ContextOptions& options);
+  // Refuses a context larger than kMaxCacheCells, or one whose cache and compute buffers do not
+  // fit the memory available (memory/memory_plan.h), before allocating them.
+  static Result<std::unique_ptr<Context>> create(std::shared_ptr<const LoadedModel> model,
+                                                 const ContextOptions& options);
   ~Context();
 
   // Runs the batch. On error nothing was added to the cache.

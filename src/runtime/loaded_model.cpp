@@ -1,11 +1,16 @@
 #include "runtime/loaded_model.h"
 
 #include "core/log.h"
+#include "core/thread_pool.h"
 #include "model/registry.h"
 
 namespace sinter {
 
 Result<std::shared_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const LoadOptions& options) {
+  if (options.threads < 0 || options.threads > max_thread_count()) {
+    return make_error(ErrorCode::kInvalidArgument, "threads must be between 0 (all cores) and ",
+                      max_thread_count(), ", got ", options.threads);
+  }
   auto loaded = std::make_shared<LoadedModel>();
   loaded->path_ = path;
   SINTER_ASSIGN(GgufFile file, GgufFile::open(path));

@@ -13,13 +13,14 @@ namespace sinter {
 
 struct LoadOptions {
   std::string backend = "cpu";
-  int threads = 0;  // 0: all cores
+  int threads = 0;  // 0: all cores; at most max_thread_count() (core/thread_pool.h)
 };
 
 class LoadedModel {
  public:
   // Refuses a file that cannot run, with the reason (unknown architecture, missing or
-  // misshapen tensors, tensor types the backend cannot execute).
+  // misshapen tensors, tensor types the backend cannot execute) or options that cannot be
+  // honoured (a thread count outside 0..max_thread_count()).
   static Result<std::shared_ptr<LoadedModel>> load(const std::string& path, const LoadOptions& options = {});
 
   const GgufFile& file() const { return *file_; }

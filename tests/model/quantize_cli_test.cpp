@@ -91,7 +91,7 @@ TEST(QuantizeCli, ClearErrors) {
       {shell_quote(input) + " " + shell_quote(dir + "/no/such/folder.gguf") + " Q4_0",
        "sinter: error: cannot write " + dir + "/no/such/folder.gguf"},
       {shell_quote(input) + " " + shell_quote(output) + " Q4_0 --threads -1",
-       "--threads must not be negative"},
+       "sinter: error: --threads must be between 0 and "},
       {shell_quote(input) + " " + shell_quote(output), "type is required"},
   };
   for (const Case& c : cases) {
