@@ -195,16 +195,58 @@ void reply_error(http::Response& res, const Error& error) {
 }
 
 void reply_openai_error(http::Response& res, int status, const std::string& message) {
+  reply_openai_error(res, status, message, nullptr, nullptr);
+}
+
+void reply_openai_error(http::Response& res, int status, const std::string& message, const Json& param,
+                        const Json& code) {
   reply_json(
       res,
       {{"error",
-        {{"message", message}, {"type", openai_error_type(status)}, {"param", nullptr}, {"code", nullptr}}}},
+        {{"message", message}, {"type", openai_error_type(status)}, {"param", param}, {"code", code}}}},
       status);
 }
 
 void reply_openai_error(http::Response& res, const Error& error) {
   set_retry_after(res, error);
-  reply_openai_error(res, http_status_for(error.code()), error.message());
+  const OpenAiErrorFields fields = openai_error_fields(error);
+  reply_openai_error(res, http_status_for(error.code()), error.message(), fields.param, fields.code);
+}
+
+OpenAiErrorFields openai_error_fields(const Error& error) {
+  const std::string& message = error.message();
+  OpenAiErrorFields fields;
+  // Messages about a request field start with its name ("temperature must be in [0, 2], got 3",
+  // "logit_bias[\"5\"] must be ...", "n is 3 but ..."): that name is the param.
+  const size_t end = message.find_first_of(" :");
+  const std::string first = message.substr(0, end);
+  const bool names_field = end != std::string::npos && !first.empty() &&
+                           std::all_of(first.begin(), first.end(),
+                                       [](char c) {
+                                         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                                                c == '_' || c == '.' || c == '[' || c == ']' || c == '"';
+                                       }) &&
+                           (message.compare(end, 6, " must ") == 0 || message.compare(end, 4, " is ") == 0 ||
+                            message.compare(end, 5, " are ") == 0 || message.compare(end, 6, " needs") == 0 ||
+                            message[end] == ':');
+  if (names_field) fields.param = first.substr(0, first.find_first_of("[."));
+  switch (error.code()) {
+    case ErrorCode::kNotFound:
+      if (message.rfind("model ", 0) == 0) {
+        fields.param = "model";
+        fields.code = "model_not_found";
+      }
+      break;
+    case ErrorCode::kContextFull: fields.code = "context_length_exceeded"; break;
+    case ErrorCode::kBusy: fields.code = "server_busy"; break;
+    case ErrorCode::kInvalidArgument:
+      if (names_field)
+        fields.code =
+            message.find("not supported") != std::string::npos ? "unsupported_parameter" : "invalid_value";
+      break;
+    default: break;
+  }
+  return fields;
 }
 
 double logprob_json(float logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }

@@ -43,6 +43,17 @@ void reply_error(http::Response& res, const Error& error);
 // {"error": {"message", "type", "param", "code"}} (the OpenAI routes).
 void reply_openai_error(http::Response& res, int status, const std::string& message);
 void reply_openai_error(http::Response& res, const Error& error);
+void reply_openai_error(http::Response& res, int status, const std::string& message,
+                        const nlohmann::ordered_json& param, const nlohmann::ordered_json& code);
+
+// OpenAI's "param" and "code" of an error where they apply: the request field its message names
+// ("temperature", "logit_bias", "n"), "model_not_found" with param "model",
+// "context_length_exceeded", "invalid_value" / "unsupported_parameter"; null otherwise.
+struct OpenAiErrorFields {
+  nlohmann::ordered_json param;
+  nlohmann::ordered_json code;
+};
+OpenAiErrorFields openai_error_fields(const Error& error);
 void reply_json(http::Response& res, const nlohmann::ordered_json& body, int status = 200);
 
 // Wraps a route handler that may fail, `Status handler(state, req, res)`: its error becomes the

@@ -187,3 +187,28 @@ TEST(OllamaOptions, EveryOptionIsHonouredAcceptedOrRefused) {
 
 }  // namespace
 }  // namespace sinter::server
+
+#include "server/streaming.h"
+
+namespace sinter::server {
+namespace {
+
+TEST(OpenAiErrors, ParamAndCodeWhereTheyApply) {
+  const auto fields = [](ErrorCode code, const char* message) {
+    return openai_error_fields(Error(code, message));
+  };
+  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "temperature must be in [0, 2], got 3").param, "temperature");
+  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "temperature must be in [0, 2], got 3").code,
+            "invalid_value");
+  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "logit_bias[\"5\"] must be a number").param, "logit_bias");
+  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "tools are not supported").code, "unsupported_parameter");
+  EXPECT_EQ(fields(ErrorCode::kNotFound, "model 'gpt-4' not found").param, "model");
+  EXPECT_EQ(fields(ErrorCode::kNotFound, "model 'gpt-4' not found").code, "model_not_found");
+  EXPECT_EQ(fields(ErrorCode::kContextFull, "the prompt has 9000 tokens but the context holds 2048").code,
+            "context_length_exceeded");
+  EXPECT_TRUE(fields(ErrorCode::kInvalidArgument, "the request body is not valid JSON").param.is_null());
+  EXPECT_TRUE(fields(ErrorCode::kInternal, "something broke").code.is_null());
+}
+
+}  // namespace
+}  // namespace sinter::server
