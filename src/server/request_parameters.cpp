@@ -72,7 +72,8 @@ constexpr std::string_view kSamplingOptions[] = {
 // Every option is one sinter honours or one of the placement options above; any other is refused
 // by name rather than ignored. Mirostat and tail-free sampling are refused unless off.
 Status check_ollama_option_names(const Json& options) {
-  for (const auto& [key, value] : options.items()) {
+  for (const auto& item : options.items()) {
+    const std::string& key = item.key();
     const auto known = [&](const auto& list) {
       return std::find(std::begin(list), std::end(list), key) != std::end(list);
     };
