@@ -14,6 +14,7 @@
 
 #include "chat/gotemplate/ollama_template.h"
 #include "chat/gotemplate/parser.h"
+#include "chat/gotemplate/strconv.h"
 #include "chat_test_support.h"
 
 namespace sinter::chat {

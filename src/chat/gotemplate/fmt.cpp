@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "chat/gotemplate/json.h"
+#include "chat/gotemplate/strconv.h"
 #include "core/utf8.h"
 
 namespace sinter::chat::gotemplate {
@@ -24,14 +25,6 @@ size_t rune_count(std::string_view s) {
   size_t n = 0;
   for (size_t pos = 0; pos < s.size(); ++n) utf8_decode(s, &pos);
   return n;
-}
-
-// Decodes like Go's utf8.DecodeRuneInString: invalid bytes give U+FFFD with width 1.
-char32_t decode_rune(std::string_view s, size_t pos, size_t* width) {
-  size_t next = pos;
-  char32_t r = utf8_decode(s, &next);
-  *width = next - pos;
-  return r;
 }
 
 struct Flags {
@@ -295,7 +288,7 @@ void Printer::fmt_quote(const std::string& s) {
     bool can_backquote = true;
     for (size_t pos = 0; pos < t.size();) {
       size_t width = 0;
-      char32_t r = decode_rune(t, pos, &width);
+      char32_t r = go_decode_rune(t, pos, &width);
       if ((width == 1 && r == 0xFFFD) || (r < ' ' && r != '\t') || r == 0x7F || r == 0xFEFF) {
         can_backquote = false;
         break;
@@ -619,7 +612,7 @@ void Printer::do_printf(std::string_view format, const std::vector<Value>& args)
     }
     size_t width = 1;
     auto verb = static_cast<char32_t>(static_cast<unsigned char>(format[i]));
-    if (verb >= 0x80) verb = decode_rune(format, i, &width);
+    if (verb >= 0x80) verb = go_decode_rune(format, i, &width);
     i += width;
     if (verb == '%') {
       buf += '%';
@@ -660,156 +653,7 @@ void Printer::do_printf(std::string_view format, const std::vector<Value>& args)
   }
 }
 
-void append_escaped_rune(std::string* out, char32_t r, char quote) {
-  if (r == static_cast<char32_t>(quote) || r == '\\') {
-    *out += '\\';
-    *out += static_cast<char>(r);
-    return;
-  }
-  if (go_is_print(r)) {
-    utf8_append(out, r);
-    return;
-  }
-  switch (r) {
-    case '\a': *out += "\\a"; return;
-    case '\b': *out += "\\b"; return;
-    case '\f': *out += "\\f"; return;
-    case '\n': *out += "\\n"; return;
-    case '\r': *out += "\\r"; return;
-    case '\t': *out += "\\t"; return;
-    case '\v': *out += "\\v"; return;
-    default: break;
-  }
-  char tmp[16];
-  if (r < ' ' || r == 0x7F) {
-    std::snprintf(tmp, sizeof tmp, "\\x%02x", static_cast<unsigned>(r));
-  } else if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-    std::snprintf(tmp, sizeof tmp, "\\u%04x", 0xFFFDu);
-  } else if (r < 0x10000) {
-    std::snprintf(tmp, sizeof tmp, "\\u%04x", static_cast<unsigned>(r));
-  } else {
-    std::snprintf(tmp, sizeof tmp, "\\U%08x", static_cast<unsigned>(r));
-  }
-  *out += tmp;
-}
-
 }  // namespace
-
-bool go_is_print(char32_t r) {
-  if (r < 0x80) return r >= 0x20 && r < 0x7F;
-  if (r > 0x10FFFF) return false;
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(r))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-    case UTF8PROC_CATEGORY_PC:
-    case UTF8PROC_CATEGORY_PD:
-    case UTF8PROC_CATEGORY_PS:
-    case UTF8PROC_CATEGORY_PE:
-    case UTF8PROC_CATEGORY_PI:
-    case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-    case UTF8PROC_CATEGORY_SM:
-    case UTF8PROC_CATEGORY_SC:
-    case UTF8PROC_CATEGORY_SK:
-    case UTF8PROC_CATEGORY_SO: return true;
-    default: return false;
-  }
-}
-
-std::string go_quote(std::string_view s) {
-  std::string out = "\"";
-  for (size_t pos = 0; pos < s.size();) {
-    size_t width = 0;
-    char32_t r = decode_rune(s, pos, &width);
-    if (width == 1 && r == 0xFFFD && static_cast<unsigned char>(s[pos]) >= 0x80) {
-      auto b = static_cast<unsigned char>(s[pos]);
-      out += "\\x";
-      out += kLowerHex[b >> 4];
-      out += kLowerHex[b & 0xF];
-    } else {
-      append_escaped_rune(&out, r, '"');
-    }
-    pos += width;
-  }
-  out += '"';
-  return out;
-}
-
-std::string go_quote_rune(char32_t r) {
-  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  std::string out = "'";
-  append_escaped_rune(&out, r, '\'');
-  out += '\'';
-  return out;
-}
-
-std::string go_format_float_shortest(double f, char fmt) {
-  if (std::isnan(f)) return "NaN";
-  if (std::isinf(f)) return f < 0 ? "-Inf" : "+Inf";
-  // Shortest round-trip digits and decimal exponent, from the scientific form "d.ddde±x".
-  std::array<char, 64> tmp{};
-  auto [end, ec] = std::to_chars(tmp.data(), tmp.data() + tmp.size(), f, std::chars_format::scientific);
-  std::string sci(tmp.data(), end);
-  bool negative = sci[0] == '-';
-  if (negative) sci.erase(0, 1);
-  size_t e = sci.find('e');
-  std::string digits;
-  for (size_t i = 0; i < e; ++i) {
-    if (sci[i] != '.') digits += sci[i];
-  }
-  int exp = std::stoi(sci.substr(e + 1));
-  bool zero = f == 0;
-  if (zero) digits.assign(1, '0');
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  int dp = zero ? 1 : exp + 1;  // position of the decimal point after digits[0..dp)
-  int nd = static_cast<int>(digits.size());
-
-  auto format_e = [&]() {
-    std::string out;
-    if (negative) out += '-';
-    out += digits[0];
-    if (nd > 1) {
-      out += '.';
-      out.append(digits, 1);
-    }
-    out += 'e';
-    int x = zero ? 0 : dp - 1;
-    out += x < 0 ? '-' : '+';
-    if (x < 0) x = -x;
-    if (x < 10) out += '0';
-    out += std::to_string(x);
-    return out;
-  };
-  auto format_f = [&]() {
-    std::string out;
-    if (negative) out += '-';
-    if (dp > 0) {
-      for (int i = 0; i < dp; ++i) out += i < nd ? digits[static_cast<size_t>(i)] : '0';
-    } else {
-      out += '0';
-    }
-    if (nd > dp) {
-      out += '.';
-      for (int i = dp; i < nd; ++i) out += i < 0 ? '0' : digits[static_cast<size_t>(i)];
-    }
-    return out;
-  };
-  if (fmt == 'e') return format_e();
-  if (fmt == 'f') return format_f();
-  int x = zero ? 0 : dp - 1;
-  int eprec = 6;  // shortest %g: strconv decides with precision 6
-  if (x < -4 || x >= eprec) return format_e();
-  return format_f();
-}
 
 std::string go_sprint(const std::vector<Value>& args) {
   Printer p;

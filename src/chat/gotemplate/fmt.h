@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/gotemplate/strconv.h"
 #include "chat/gotemplate/value.h"
 
 namespace sinter::chat::gotemplate {
@@ -17,16 +18,5 @@ namespace sinter::chat::gotemplate {
 std::string go_sprint(const std::vector<Value>& args);
 std::string go_sprintln(const std::vector<Value>& args);
 std::string go_sprintf(std::string_view format, const std::vector<Value>& args);
-
-// strconv.Quote: a double-quoted Go string literal (non-printable runes escaped).
-std::string go_quote(std::string_view s);
-// strconv.QuoteRune.
-std::string go_quote_rune(char32_t r);
-
-// strconv.FormatFloat(f, fmt, -1, 64) for fmt in 'e', 'f', 'g' (shortest round-trip digits).
-std::string go_format_float_shortest(double f, char fmt);
-
-// Whether Go's unicode.IsPrint holds for `r`.
-bool go_is_print(char32_t r);
 
 }  // namespace sinter::chat::gotemplate

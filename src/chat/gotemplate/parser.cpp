@@ -10,6 +10,7 @@
 
 #include "chat/gotemplate/fmt.h"
 #include "chat/gotemplate/lexer.h"
+#include "chat/gotemplate/strconv.h"
 #include "core/utf8.h"
 
 namespace sinter::chat::gotemplate {
@@ -18,184 +19,6 @@ namespace {
 struct ParseFailure {
   std::string message;
 };
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// strconv.UnquoteChar: one (possibly escaped) character of a quoted literal at s[*i].
-bool unquote_char(std::string_view s, size_t* i, char quote, std::string* out) {
-  auto c = static_cast<unsigned char>(s[*i]);
-  if (c == static_cast<unsigned char>(quote) && (quote == '\'' || quote == '"')) return false;
-  if (c >= 0x80) {
-    size_t next = *i;
-    utf8_decode(s, &next);
-    out->append(s.substr(*i, next - *i));
-    *i = next;
-    return true;
-  }
-  if (c != '\\') {
-    *out += static_cast<char>(c);
-    ++*i;
-    return true;
-  }
-  if (*i + 1 >= s.size()) return false;
-  char e = s[*i + 1];
-  *i += 2;
-  switch (e) {
-    case 'a': *out += '\a'; return true;
-    case 'b': *out += '\b'; return true;
-    case 'f': *out += '\f'; return true;
-    case 'n': *out += '\n'; return true;
-    case 'r': *out += '\r'; return true;
-    case 't': *out += '\t'; return true;
-    case 'v': *out += '\v'; return true;
-    case '\\': *out += '\\'; return true;
-    case '\'':
-    case '"':
-      if (e != quote) return false;
-      *out += e;
-      return true;
-    case 'x':
-    case 'u':
-    case 'U': {
-      size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-      if (*i + n > s.size()) return false;
-      uint32_t v = 0;
-      for (size_t k = 0; k < n; ++k) {
-        int h = hex_value(s[*i + k]);
-        if (h < 0) return false;
-        v = v * 16 + static_cast<uint32_t>(h);
-      }
-      *i += n;
-      if (e == 'x') {
-        *out += static_cast<char>(v);
-        return true;
-      }
-      if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return false;
-      utf8_append(out, v);
-      return true;
-    }
-    default:
-      if (e >= '0' && e <= '7') {
-        if (*i + 2 > s.size()) return false;
-        uint32_t v = static_cast<uint32_t>(e - '0');
-        for (size_t k = 0; k < 2; ++k) {
-          char d = s[*i + k];
-          if (d < '0' || d > '7') return false;
-          v = v * 8 + static_cast<uint32_t>(d - '0');
-        }
-        if (v > 255) return false;
-        *i += 2;
-        *out += static_cast<char>(v);
-        return true;
-      }
-      return false;
-  }
-}
-
-bool underscore_ok(std::string_view s) {
-  char saw = '^';
-  size_t i = 0;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  bool hex = false;
-  if (s.size() >= 2 && s[0] == '0') {
-    char b = static_cast<char>(s[1] | 0x20);
-    if (b == 'b' || b == 'o' || b == 'x') {
-      i = 2;
-      saw = '0';
-      hex = b == 'x';
-    }
-  }
-  for (; i < s.size(); ++i) {
-    char c = s[i];
-    char lc = static_cast<char>(c | 0x20);
-    if ((c >= '0' && c <= '9') || (hex && lc >= 'a' && lc <= 'f')) {
-      saw = '0';
-      continue;
-    }
-    if (c == '_') {
-      if (saw != '0') return false;
-      saw = '_';
-      continue;
-    }
-    if (saw == '_') return false;
-    saw = '!';
-  }
-  return saw != '_';
-}
-
-// strconv.ParseUint(s, 0, 64) / ParseInt(s, 0, 64).
-bool parse_integer(std::string_view s, bool is_signed, uint64_t* magnitude, bool* negative) {
-  *negative = false;
-  if (s.empty()) return false;
-  if (is_signed && (s[0] == '+' || s[0] == '-')) {
-    *negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return false;
-  int base = 10;
-  bool prefixed = false;
-  if (s[0] == '0') {
-    if (s.size() >= 3 && (s[1] | 0x20) == 'x') {
-      base = 16;
-      s.remove_prefix(2);
-      prefixed = true;
-    } else if (s.size() >= 3 && (s[1] | 0x20) == 'o') {
-      base = 8;
-      s.remove_prefix(2);
-      prefixed = true;
-    } else if (s.size() >= 3 && (s[1] | 0x20) == 'b') {
-      base = 2;
-      s.remove_prefix(2);
-      prefixed = true;
-    } else if (s.size() > 1) {
-      base = 8;
-      s.remove_prefix(1);
-      prefixed = true;
-    }
-  }
-  (void)prefixed;
-  uint64_t v = 0;
-  bool any = false, underscores = false;
-  for (char c : s) {
-    if (c == '_') {
-      underscores = true;
-      continue;
-    }
-    int d = hex_value(c);
-    if (d < 0 || d >= base) return false;
-    if (v > (UINT64_MAX - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base)) return false;
-    v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
-    any = true;
-  }
-  if (!any && base != 8) return false;
-  *magnitude = v;
-  return !underscores || true;
-}
-
-// strconv.ParseFloat(s, 64) for the forms the lexer produces.
-bool parse_float(std::string_view s, double* out) {
-  std::string clean;
-  bool hex = s.size() > 2 && s[s[0] == '-' || s[0] == '+' ? 1 : 0] == '0' &&
-             (s.find('x') != std::string_view::npos || s.find('X') != std::string_view::npos);
-  for (char c : s) {
-    if (c != '_') clean += c;
-  }
-  if (clean.size() != s.size() && !underscore_ok(s)) return false;
-  if (hex && clean.find_first_of("pP") == std::string::npos) return false;
-  if (clean.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  double v = std::strtod(clean.c_str(), &end);
-  if (end != clean.c_str() + clean.size()) return false;
-  if (errno == ERANGE && std::isinf(v)) return false;
-  *out = v;
-  return true;
-}
 
 class Parser {
  public:
@@ -359,7 +182,7 @@ NodePtr Parser::new_number(const Item& token) const {
   if (token.type == ItemType::kCharConstant) {
     std::string decoded;
     size_t i = 1;
-    if (text.size() < 2 || !unquote_char(text, &i, '\'', &decoded)) errorf("invalid syntax");
+    if (text.size() < 2 || !go_unquote_char(text, &i, '\'', &decoded)) errorf("invalid syntax");
     if (text.substr(i) != "'") errorf("malformed character constant: " + text);
     size_t p = 0;
     char32_t r = decoded.size() == 1 ? static_cast<unsigned char>(decoded[0]) : utf8_decode(decoded, &p);
@@ -374,12 +197,12 @@ NodePtr Parser::new_number(const Item& token) const {
   }
   uint64_t magnitude = 0;
   bool negative = false;
-  bool underscores_ok = text.find('_') == std::string::npos || underscore_ok(text);
-  if (underscores_ok && parse_integer(text, false, &magnitude, &negative)) {
+  bool underscores_ok = text.find('_') == std::string::npos || go_underscore_ok(text);
+  if (underscores_ok && go_parse_integer(text, false, &magnitude, &negative)) {
     num.is_uint = true;
     num.uint64 = magnitude;
   }
-  if (underscores_ok && parse_integer(text, true, &magnitude, &negative)) {
+  if (underscores_ok && go_parse_integer(text, true, &magnitude, &negative)) {
     bool fits = negative ? magnitude <= (uint64_t{1} << 63) : magnitude < (uint64_t{1} << 63);
     if (fits) {
       num.is_int = true;
@@ -397,7 +220,7 @@ NodePtr Parser::new_number(const Item& token) const {
     num.float64 = static_cast<double>(num.uint64);
   } else {
     double f = 0;
-    if (parse_float(text, &f)) {
+    if (go_parse_float(text, &f)) {
       if (text.find_first_of(".eEpP") == std::string::npos) errorf("integer overflow: " + go_quote(text));
       num.is_float = true;
       num.float64 = f;
@@ -778,29 +601,6 @@ NodePtr Parser::use_var(size_t pos, const std::string& name) const {
 }
 
 }  // namespace
-
-bool go_unquote(std::string_view quoted, std::string* out) {
-  out->clear();
-  if (quoted.size() < 2) return false;
-  char quote = quoted.front();
-  if (quoted.back() != quote) return false;
-  std::string_view body = quoted.substr(1, quoted.size() - 2);
-  if (quote == '`') {
-    if (body.find('`') != std::string_view::npos) return false;
-    for (char c : body) {
-      if (c != '\r') *out += c;
-    }
-    return true;
-  }
-  if (quote != '"' && quote != '\'') return false;
-  if (body.find('\n') != std::string_view::npos) return false;
-  size_t i = 0;
-  while (i < body.size()) {
-    if (!unquote_char(body, &i, quote, out)) return false;
-    if (quote == '\'' && i < body.size()) return false;  // one character only
-  }
-  return quote == '"' || !out->empty();
-}
 
 Result<TreeSet> parse_template(std::string_view source, const std::string& name,
                                const ParseOptions& options) {

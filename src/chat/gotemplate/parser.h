@@ -24,7 +24,4 @@ struct ParseOptions {
 // Parses `source` as the template named `name`.
 Result<TreeSet> parse_template(std::string_view source, const std::string& name, const ParseOptions& options);
 
-// Go's strconv.Unquote for "..." , `...` and '...' literals; false if malformed.
-bool go_unquote(std::string_view quoted, std::string* out);
-
 }  // namespace sinter::chat::gotemplate
