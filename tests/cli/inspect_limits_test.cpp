@@ -19,9 +19,7 @@ namespace {
 using testing::run_command;
 using testing::shell_quote;
 
-testing::CommandResult sinter(const std::string& arguments) {
-  return run_command(shell_quote(testing::sinter_binary()) + " " + arguments);
-}
+const auto& sinter = testing::run_sinter;
 
 class InspectLimits : public ::testing::Test {
  protected:

@@ -104,4 +104,8 @@ std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string&
   return out;
 }
 
+CommandResult run_sinter(const std::string& arguments) {
+  return run_command(shell_quote(sinter_binary()) + " " + arguments);
+}
+
 }  // namespace sinter::testing

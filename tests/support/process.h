@@ -18,6 +18,8 @@ struct CommandResult {
 CommandResult run_command(const std::string& command);
 // Quotes one argument for /bin/sh.
 std::string shell_quote(const std::string& argument);
+// `sinter ARGUMENTS` (the built CLI; ARGUMENTS already quoted as the shell needs).
+CommandResult run_sinter(const std::string& arguments);
 
 // The oracle (llama.cpp through node-llama-cpp). Each fails the current test on error.
 std::vector<int> oracle_tokenize(const std::string& model, const std::string& text);
