@@ -54,7 +54,7 @@ class Choices {
     completion.logprobs.insert(completion.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
   }
 
-  // A choice's final event; true when it was the last choice to finish.
+  // A choice's final event: its completion filled in (all_done() tells whether it was the last).
   Completion& on_done(RequestEvent& event, const GenerationJob& job) {
     Completion& completion = at(event.choice);
     completion.tokens = std::move(event.tokens);
