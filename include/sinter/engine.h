@@ -76,6 +76,11 @@ class Engine {
   Result<std::vector<std::vector<float>>> eval(std::span<const TokenId> tokens,
                                                std::span<const int32_t> positions);
 
+  // Moves the model to another backend (its weights adopted, copied or repacked there) while
+  // the context keeps every sequence's cells: a generation may switch between two tokens (from
+  // a TextCallback) and continue where it was. On error nothing changed.
+  Status switch_backend(std::string_view name);
+
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Context& context() { return *context_; }
   const LoadedModel& model() const { return *model_; }

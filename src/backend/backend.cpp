@@ -12,16 +12,6 @@ std::map<std::string, BackendFactory, std::less<>>& registry() {
 
 }  // namespace
 
-const char* execution_path_name(ExecutionPath path) {
-  switch (path) {
-    case ExecutionPath::kDirect: return "direct";
-    case ExecutionPath::kRepacked: return "repacked";
-    case ExecutionPath::kDequantized: return "dequantized";
-    case ExecutionPath::kUnsupported: return "unsupported";
-  }
-  return "?";
-}
-
 BackendRegistration::BackendRegistration(std::string name, BackendFactory factory) {
   registry()[std::move(name)] = std::move(factory);
 }
@@ -43,5 +33,10 @@ std::vector<std::string> backend_names() {
 }
 
 std::vector<Op> weight_ops() { return {Op::kMatMul, Op::kGetRows}; }
+
+Status unsupported_node(std::string_view backend, const Tensor& node) {
+  return make_error(ErrorCode::kUnsupported, "the ", backend, " backend cannot run ", op_name(node.op),
+                    " on ", dtype_name(op_key_type(node)), " (", node.name, ")");
+}
 
 }  // namespace sinter

@@ -18,6 +18,7 @@ constexpr int64_t kMaxRepetitions = 1000;
 struct BenchArgs {
   std::string model;
   BenchOptions bench;
+  std::string backend = "cpu";
   int threads = 0;
   int32_t n_batch = 512;
   std::string output = "text";
@@ -46,7 +47,7 @@ int run(const BenchArgs& args) {
   }
   auto kv_type = parse_kv_type(args.kv_type);
   if (!kv_type) return fail(kv_type.error().message());
-  auto loaded = LoadedModel::load(args.model, LoadOptions{"cpu", args.threads});
+  auto loaded = LoadedModel::load(args.model, LoadOptions{args.backend, args.threads});
   if (!loaded) return fail(loaded.error().message());
   ContextOptions options;
   options.n_ctx = args.bench.depth + std::max(args.bench.prompt_tokens, args.bench.generate_tokens);
@@ -118,6 +119,7 @@ CommandRun setup(CLI::App* app) {
       1, kMaxRepetitions);
   bounded(app->add_option("-d,--depth", args->bench.depth, "tokens already in the cache"), 0,
           max_context_flag());
+  add_backend_flag(app, args->backend);
   add_threads_flag(app, args->threads);
   add_batch_flag(app, args->n_batch);
   app->add_option("--kv-type", args->kv_type, "KV cache type");

@@ -2,9 +2,9 @@
 // user turn; the model's chat template renders the conversation (ChatML when the model has
 // none, said once), the reply streams to stdout, and the conversation's cached prefix is reused
 // from one turn to the next. End with an empty line, EOF or /exit.
-#include <cstdio>
 #include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include "chat/chat_template.h"
@@ -30,7 +30,8 @@ int run(const ChatArgs& args) {
   if (!options) return fail(options.error().message());
   auto engine_options = args.engine.to_options();
   if (!engine_options) return fail(engine_options.error().message());
-  auto model = LoadedModel::load(args.engine.model, LoadOptions{"cpu", engine_options->threads});
+  auto model =
+      LoadedModel::load(args.engine.model, LoadOptions{engine_options->backend, engine_options->threads});
   if (!model) return fail(model.error().message());
   const Metadata& metadata = (*model)->file().metadata();
   auto tokenizer = Tokenizer::from_metadata(metadata, engine_options->tokenizer);
@@ -50,7 +51,8 @@ int run(const ChatArgs& args) {
   if (!scheduler) return fail(scheduler.error().message());
 
   chat::ChatRequest request;
-  if (auto status = chat::set_special_tokens(metadata, &request); !status) return fail(status.error().message());
+  if (auto status = chat::set_special_tokens(metadata, &request); !status)
+    return fail(status.error().message());
   request.add_generation_prompt = true;
   if (!args.system.empty()) request.messages.push_back({{"role", "system"}, {"content", args.system}});
   const bool interactive = isatty(fileno(stdin)) != 0;
@@ -85,7 +87,8 @@ CommandRun setup(CLI::App* app) {
   args->engine.add_to(app);
   args->generation.add_to(app);
   app->add_option("--system", args->system, "a system message");
-  app->add_option("--chat-template", args->template_name, "use the model's named template tokenizer.chat_template.NAME");
+  app->add_option("--chat-template", args->template_name,
+                  "use the model's named template tokenizer.chat_template.NAME");
   app->add_flag("--show-prompt", args->show_prompt, "print each rendered prompt to stderr");
   return [args] { return run(*args); };
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/flag_bounds.h"
 #include "cli/inspect_report.h"
 #include "runtime/diagnosis.h"
 
@@ -20,6 +21,7 @@ struct InspectArgs {
   bool tensors = false;
   bool schema = false;
   int32_t n_ctx = 0;
+  std::string backend = "cpu";
 };
 
 void print(const std::string& text) { std::fputs(text.c_str(), stdout); }
@@ -41,6 +43,7 @@ int run(const InspectArgs& args) {
   }
   DiagnosisOptions options;
   options.n_ctx = args.n_ctx;
+  options.backend = args.backend;
   const Diagnosis diagnosis = diagnose(*file, options);
   if (args.schema) {
     args.json ? print(schema_json(diagnosis, *file)) : print(schema_text(diagnosis, *file));
@@ -60,10 +63,12 @@ CommandRun setup(CLI::App* app) {
   auto args = std::make_shared<InspectArgs>();
   app->add_option("file", args->file, "GGUF file (the first shard of a split model)");
   app->add_flag("--json", args->json, "machine-readable output");
-  app->add_flag("--supported", args->supported, "list supported architectures, types, tokenizers and backends");
+  app->add_flag("--supported", args->supported,
+                "list supported architectures, types, tokenizers and backends");
   app->add_flag("--tensors", args->tensors, "list every tensor");
   app->add_flag("--schema", args->schema, "check tensor names and shapes against the architecture");
   app->add_option("--ctx", args->n_ctx, "context length for the memory estimate");
+  add_backend_flag(app, args->backend);
   return [args] { return run(*args); };
 }
 

@@ -19,6 +19,7 @@ struct ProbsArgs {
   std::string model;
   std::string ids;
   int top_n = 0;
+  std::string backend = "cpu";
   int threads = 0;
   int n_batch = 512;
   std::string kv_type = "f16";
@@ -28,7 +29,7 @@ int run(const ProbsArgs& args) {
   auto ids = parse_ids(args.ids);
   if (!ids) return fail(ids.error().message());
   if (ids->empty()) return fail("no token ids given");
-  auto loaded = LoadedModel::load(args.model, LoadOptions{"cpu", args.threads});
+  auto loaded = LoadedModel::load(args.model, LoadOptions{args.backend, args.threads});
   if (!loaded) return fail(loaded.error().message());
   auto kv_type = parse_kv_type(args.kv_type);
   if (!kv_type) return fail(kv_type.error().message());
@@ -78,6 +79,7 @@ CommandRun setup(CLI::App* app) {
   app->add_option("ids", args->ids, "comma-separated token ids")->required();
   bounded(app->add_option("top_n", args->top_n, "keep the N most probable tokens per position (0: all)"), 0,
           INT32_MAX, "0: all");
+  add_backend_flag(app, args->backend);
   add_threads_flag(app, args->threads);
   add_batch_flag(app, args->n_batch);
   app->add_option("--kv-type", args->kv_type, "KV cache type: f16, bf16 or f32");

@@ -31,6 +31,7 @@ struct ServeArgs {
   int port = 11434;
   int32_t parallel = 4;
   int32_t ctx = 0;
+  std::string backend = "cpu";
   int threads = 0;
   int32_t batch = 512;
   size_t max_queue = 64;
@@ -72,6 +73,7 @@ int serve(const ServeArgs& args) {
   if (args.verbose) set_log_level(LogLevel::kInfo);
 
   server::ServingOptions serving;
+  serving.load.backend = args.backend;
   serving.load.threads = args.threads;
   serving.parallel = args.parallel;
   serving.context_per_sequence = args.ctx;
@@ -180,6 +182,7 @@ CommandRun setup(CLI::App* app) {
   bounded(app->add_option("--parallel", args->parallel, "sequences served at once per model"), 1,
           kMaxParallelFlag);
   add_context_flag(app, args->ctx, "context per sequence in tokens (0: the model's, at most 4096)");
+  add_backend_flag(app, args->backend);
   add_threads_flag(app, args->threads, "threads per model");
   add_batch_flag(app, args->batch);
   bounded(app->add_option("--max-queue", args->max_queue,

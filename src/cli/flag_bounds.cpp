@@ -1,5 +1,6 @@
 #include "cli/flag_bounds.h"
 
+#include "backend/backend.h"
 #include "core/thread_pool.h"
 #include "memory/kv_cache.h"
 
@@ -30,6 +31,13 @@ CLI::Option* add_threads_flag(CLI::App* app, int& threads, const std::string& wh
                                  what + " (0: all cores; at most 4 per hardware thread: " +
                                      std::to_string(max_threads_flag()) + " here)"),
                  0, max_threads_flag(), kThreadsNote);
+}
+
+CLI::Option* add_backend_flag(CLI::App* app, std::string& backend) {
+  std::string names;
+  for (const auto& name : backend_names()) names += (names.empty() ? "" : ", ") + name;
+  return app->add_option("--backend", backend, "backend that runs the model: " + names + " (default cpu)")
+      ->check(CLI::IsMember(backend_names()));
 }
 
 CLI::Option* add_context_flag(CLI::App* app, int32_t& n_ctx, const std::string& description) {

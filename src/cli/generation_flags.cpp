@@ -7,6 +7,7 @@ namespace sinter::cli {
 
 void EngineFlags::add_to(CLI::App* app) {
   app->add_option("-m,--model", model, "GGUF model file")->required();
+  add_backend_flag(app, backend);
   add_threads_flag(app, threads);
   add_context_flag(app, n_ctx, "context size in tokens (0: the model's, at most 4096)");
   add_batch_flag(app, n_batch);
@@ -16,6 +17,7 @@ void EngineFlags::add_to(CLI::App* app) {
 
 Result<EngineOptions> EngineFlags::to_options() const {
   EngineOptions options;
+  options.backend = backend;
   options.threads = threads;
   options.n_ctx = n_ctx;
   options.n_batch = n_batch;

@@ -10,6 +10,7 @@ namespace sinter::cli {
 
 struct EngineFlags {
   std::string model;
+  std::string backend = "cpu";
   int threads = 0;
   int32_t n_ctx = 0;
   int32_t n_batch = 512;

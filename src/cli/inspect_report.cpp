@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -47,7 +48,8 @@ json value_json(const GgufValue& value, size_t max_items) {
   }
   const auto& array = std::get<GgufArray>(value.data);
   json items = json::array();
-  for (size_t i = 0; i < array.size() && i < max_items; ++i) items.push_back(value_json(array.at(i), max_items));
+  for (size_t i = 0; i < array.size() && i < max_items; ++i)
+    items.push_back(value_json(array.at(i), max_items));
   if (array.size() <= max_items) return items;
   // Long arrays (vocabularies, merges) are shortened: their length and the first items.
   return json{{"type", "array"},
@@ -72,12 +74,21 @@ json metadata_json(const Metadata& metadata, size_t max_array_items) {
 
 json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
   json issues = json::array();
-  for (const auto& issue : d.issues) issues.push_back({{"severity", issue.severity}, {"message", issue.message}});
+  for (const auto& issue : d.issues)
+    issues.push_back({{"severity", issue.severity}, {"message", issue.message}});
   json config = json::object();
   for (const auto& entry : d.config) config[entry.key] = config_value_json(entry);
   json defaults = json::array();
   for (const auto& entry : d.defaults_used) {
     defaults.push_back({{"key", entry.key}, {"value", config_value_json(entry)}});
+  }
+  json weights = json::array();
+  for (const auto& w : d.weights) {
+    weights.push_back({{"name", w.name},
+                       {"type", std::string(dtype_name(w.type))},
+                       {"op", w.consumer == Op::kLeaf ? "" : op_name(w.consumer)},
+                       {"backend", w.backend},
+                       {"path", execution_path_name(w.path)}});
   }
   json by_type = json::object();
   for (const auto& [type, stats] : d.stats.tensors_by_type) {
@@ -93,6 +104,8 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
       {"n_embd", d.n_embd},
       {"n_ctx_train", d.n_ctx_train},
       {"tokenizer", d.tokenizer_model},
+      {"backend", d.backend},
+      {"weights", weights},
       {"metadata", metadata_json(metadata)},
       {"config", config},
       {"defaults_used", defaults},
@@ -127,9 +140,20 @@ std::string diagnosis_text(const Diagnosis& d) {
   for (const auto& [type, stats] : d.stats.tensors_by_type) {
     out << "    " << type << ": " << stats.count << " tensors, " << mib(stats.bytes) << "\n";
   }
-  out << "  memory         " << mib(d.memory.total_bytes()) << " at context " << d.memory.n_ctx << " (weights "
-      << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes) << ", compute "
-      << mib(d.memory.compute_bytes) << ")\n";
+  if (!d.backend.empty()) {
+    // Weights grouped by (backend, op, type, path): the per-weight list is in --json.
+    std::map<std::string, int> groups;
+    for (const auto& w : d.weights) {
+      if (w.consumer == Op::kLeaf) continue;
+      ++groups[w.backend + " " + op_name(w.consumer) + " " + std::string(dtype_name(w.type)) + " " +
+               execution_path_name(w.path)];
+    }
+    out << "  backend        " << d.backend << "\n";
+    for (const auto& [group, count] : groups) out << "    " << group << ": " << count << " weights\n";
+  }
+  out << "  memory         " << mib(d.memory.total_bytes()) << " at context " << d.memory.n_ctx
+      << " (weights " << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes)
+      << ", compute " << mib(d.memory.compute_bytes) << ")\n";
   if (!d.defaults_used.empty()) {
     out << "  defaults used\n";
     for (const auto& entry : d.defaults_used) out << "    " << entry.key << " = " << entry.value << "\n";
@@ -179,24 +203,35 @@ json schema_json(const Diagnosis& d, const GgufFile& file) {
   json missing = json::array(), mismatched = json::array(), extra = json::array();
   for (const auto& issue : d.schema_issues) {
     json item = {{"tensor", issue.tensor}, {"message", issue.message}};
-    if (issue.kind == WeightIssue::Kind::kMissing) missing.push_back(item);
-    else if (issue.kind == WeightIssue::Kind::kUnexpected) extra.push_back(item);
-    else mismatched.push_back(item);
+    if (issue.kind == WeightIssue::Kind::kMissing)
+      missing.push_back(item);
+    else if (issue.kind == WeightIssue::Kind::kUnexpected)
+      extra.push_back(item);
+    else
+      mismatched.push_back(item);
   }
-  return json{{"architecture", d.architecture}, {"expected", expected}, {"missing", missing},
-              {"mismatched", mismatched}, {"extra", extra}, {"ok", missing.empty() && mismatched.empty()}};
+  return json{{"architecture", d.architecture},
+              {"expected", expected},
+              {"missing", missing},
+              {"mismatched", mismatched},
+              {"extra", extra},
+              {"ok", missing.empty() && mismatched.empty()}};
 }
 
 std::string schema_text(const Diagnosis& d, const GgufFile& file) {
   std::ostringstream out;
-  out << "schema of " << (d.architecture.empty() ? "(unknown architecture)" : d.architecture) << ": " << d.schema.size()
-      << " tensors expected\n";
+  out << "schema of " << (d.architecture.empty() ? "(unknown architecture)" : d.architecture) << ": "
+      << d.schema.size() << " tensors expected\n";
   for (const auto& spec : d.schema) {
     const bool present = file.find_tensor(spec.name) != nullptr;
     std::string shape = "[";
     for (size_t i = 0; i < spec.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(spec.shape[i]);
     shape += "]";
-    out << "  " << (present ? "ok      " : spec.optional ? "absent  " : !spec.fallback.empty() ? "fallback" : "MISSING ")
+    out << "  "
+        << (present                  ? "ok      "
+            : spec.optional          ? "absent  "
+            : !spec.fallback.empty() ? "fallback"
+                                     : "MISSING ")
         << " " << spec.name << " " << shape << (spec.optional ? " (optional)" : "") << "\n";
   }
   for (const auto& issue : d.schema_issues) out << "  " << issue.message << "\n";
@@ -217,10 +252,13 @@ json supported_json() {
   for (const auto& name : backend_names()) {
     auto backend = create_backend(name, BackendOptions{1});
     if (!backend) continue;
+    // Every op that computes, by key type (backend/op_table.h): the backend's own table.
     json matrix = json::object();
-    for (Op op : weight_ops()) {
+    for (Op op : all_ops()) {
+      if (op == Op::kLeaf || op == Op::kView) continue;
       json row = json::object();
-      for (const auto& t : all_dtypes()) row[std::string(t.name)] = execution_path_name((*backend)->path(op, t.type));
+      for (const auto& t : all_dtypes())
+        row[std::string(t.name)] = execution_path_name((*backend)->path(op, t.type));
       matrix[op_name(op)] = row;
     }
     backends[name] = matrix;
@@ -239,9 +277,10 @@ std::string supported_text() {
   out << "tensor types (dequantize / quantize):\n";
   for (const auto& t : all_dtypes()) {
     char line[128];
-    std::snprintf(line, sizeof line, "  %-8s id %2u  block %3lld x %3zu bytes  %s / %s\n", std::string(t.name).c_str(),
-                  static_cast<unsigned>(t.type), static_cast<long long>(t.block_size), t.block_bytes,
-                  t.dequantize ? "yes" : "no ", t.quantize ? "yes" : "no");
+    std::snprintf(line, sizeof line, "  %-8s id %2u  block %3lld x %3zu bytes  %s / %s\n",
+                  std::string(t.name).c_str(), static_cast<unsigned>(t.type),
+                  static_cast<long long>(t.block_size), t.block_bytes, t.dequantize ? "yes" : "no ",
+                  t.quantize ? "yes" : "no");
     out << line;
   }
   for (const auto& name : backend_names()) {
@@ -263,6 +302,17 @@ std::string supported_text() {
         char cell[24];
         std::snprintf(cell, sizeof cell, "%-13s", execution_path_name((*backend)->path(op, t.type)));
         out << cell;
+      }
+      out << "\n";
+    }
+    // The other ops, with the types they are keyed on.
+    for (Op op : all_ops()) {
+      if (op == Op::kLeaf || op == Op::kView || op == Op::kMatMul || op == Op::kGetRows) continue;
+      out << "  " << op_name(op) << ":";
+      for (const auto& t : all_dtypes()) {
+        const ExecutionPath path = (*backend)->path(op, t.type);
+        if (path != ExecutionPath::kUnsupported)
+          out << " " << t.name << " (" << execution_path_name(path) << ")";
       }
       out << "\n";
     }

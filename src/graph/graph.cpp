@@ -148,19 +148,19 @@ Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
   return t;
 }
 
-Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params) {
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const AttentionParams& params) {
   const int64_t head_dim = q->ne[0];
   require(head_dim > 0 && k->ne[0] % head_dim == 0, "attention head size", q, k);
   require(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2], "attention cache sizes", k, v);
   const AttentionCacheHeads heads = attention_cache_heads(*k, *v, head_dim);
   require(q->ne[1] % heads.n_head_kv == 0, "attention heads", q, k);
-  Tensor* t = new_node(Op::kAttention, DType::F32, {heads.head_dim_v * q->ne[1], q->ne[2], 1, 1}, {q, k, v});
+  require(index->type == DType::I32 && index->rows() == 1 &&
+              attention_index_capacity(q->ne[2], index->ne[0]) >= 0,
+          "attention index", q, index);
+  Tensor* t =
+      new_node(Op::kAttention, DType::F32, {heads.head_dim_v * q->ne[1], q->ne[2], 1, 1}, {q, k, v, index});
   t->set_param_float(0, params.scale);
   t->set_param_float(1, params.softcap);
-  t->params[2] = params.index_slot;
-  if (static_cast<int>(attention_indices_.size()) <= params.index_slot) {
-    attention_indices_.resize(static_cast<size_t>(params.index_slot) + 1);
-  }
   return t;
 }
 

@@ -15,13 +15,13 @@ namespace sinter {
 
 // Rotary position embedding parameters (ggml's rope_ext semantics).
 struct RopeParams {
-  int32_t n_rot = 0;             // rotated dimensions of each head (≤ head_dim)
-  bool neox = false;             // rotate pairs (i, i + n_rot/2) instead of (2i, 2i+1)
-  int32_t n_ctx_orig = 0;        // training context, for YaRN's correction range
+  int32_t n_rot = 0;       // rotated dimensions of each head (≤ head_dim)
+  bool neox = false;       // rotate pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  int32_t n_ctx_orig = 0;  // training context, for YaRN's correction range
   float freq_base = 10000.0f;
-  float freq_scale = 1.0f;       // 1 / linear scaling factor
-  float ext_factor = 0.0f;       // YaRN extrapolation mix (0 disables YaRN)
-  float attn_factor = 1.0f;      // YaRN magnitude scale
+  float freq_scale = 1.0f;   // 1 / linear scaling factor
+  float ext_factor = 0.0f;   // YaRN extrapolation mix (0 disables YaRN)
+  float attn_factor = 1.0f;  // YaRN magnitude scale
   float beta_fast = 32.0f;
   float beta_slow = 1.0f;
 };
@@ -36,10 +36,19 @@ struct AttentionIndex {
   std::vector<int32_t> end;
 };
 
+// In a graph the index is an input tensor, I32 [2·n_tokens + capacity]: begin[t] at t, end[t]
+// at n_tokens + t, then the cells (up to `capacity` of them) from 2·n_tokens on.
+inline int64_t attention_index_elements(int64_t n_tokens, int64_t capacity) {
+  return 2 * n_tokens + capacity;
+}
+// The cells an index tensor of `elements` I32 values for `n_tokens` tokens can hold.
+inline int64_t attention_index_capacity(int64_t n_tokens, int64_t elements) {
+  return elements - 2 * n_tokens;
+}
+
 struct AttentionParams {
-  float scale = 1.0f;      // usually 1/sqrt(head_dim)
-  float softcap = 0.0f;    // tanh soft-capping of scores (0: off)
-  int32_t index_slot = 0;  // which AttentionIndex of the graph (e.g. 0 full, 1 sliding window)
+  float scale = 1.0f;    // usually 1/sqrt(head_dim)
+  float softcap = 0.0f;  // tanh soft-capping of scores (0: off)
 };
 
 // How an attention's cache tensors hold their KV heads: K [heads_per_row · head_dim, cells,
@@ -82,7 +91,9 @@ class Graph {
   // Writes the columns of `rows` [n, k] into `cache` [n, cells] at `slots` I32 [k]. The result
   // stands for the cache after the write: use it (not the cache) as the attention's source.
   Tensor* store_rows(Tensor* cache, Tensor* rows, Tensor* slots);
-  Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, const AttentionParams& params);
+  // `index`: the cells each token sees, I32 [attention_index_elements(n_tokens, capacity)].
+  Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, Tensor* index,
+                    const AttentionParams& params);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);
@@ -106,28 +117,33 @@ class Graph {
   const std::vector<Tensor*>& outputs() const { return outputs_; }
   Tensor* find(const std::string& name) const;
 
-  std::vector<AttentionIndex>& attention_indices() { return attention_indices_; }
-  const std::vector<AttentionIndex>& attention_indices() const { return attention_indices_; }
-
   // Names a node "<base>-<layer>" (or "<base>" for layer < 0) and returns it, for chaining:
   // `cur = graph.named(graph.rms_norm(x, eps), "attn_norm", il);`
   static Tensor* named(Tensor* t, const std::string& base, int layer = -1);
 
  private:
-  Tensor* new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne, std::initializer_list<Tensor*> sources);
+  Tensor* new_node(Op op, DType type, std::array<int64_t, kMaxDims> ne,
+                   std::initializer_list<Tensor*> sources);
 
   std::deque<Tensor> storage_;  // stable addresses
   std::vector<Tensor*> all_;
   std::vector<Tensor*> order_;
   std::vector<Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
-  std::vector<AttentionIndex> attention_indices_;
 };
 
 // Index of the RopeParams fields in a kRope / kRopeShift node's params.
 enum RopeParamIndex : int {
-  kRopeNRot = 0, kRopeNeox, kRopeNCtxOrig, kRopeFreqBase, kRopeFreqScale, kRopeExtFactor,
-  kRopeAttnFactor, kRopeBetaFast, kRopeBetaSlow, kRopeHeadDim,
+  kRopeNRot = 0,
+  kRopeNeox,
+  kRopeNCtxOrig,
+  kRopeFreqBase,
+  kRopeFreqScale,
+  kRopeExtFactor,
+  kRopeAttnFactor,
+  kRopeBetaFast,
+  kRopeBetaSlow,
+  kRopeHeadDim,
 };
 RopeParams rope_params_of(const Tensor& node);
 

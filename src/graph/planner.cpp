@@ -87,7 +87,8 @@ MemoryPlan plan_memory(const Graph& graph) {
     for (const Tensor* s : t->src) {
       if (s == nullptr) continue;
       const Tensor* root = storage_root(s);
-      if (root->index >= 0 && root->index < static_cast<int32_t>(nodes.size()) && nodes[root->index] == root) {
+      if (root->index >= 0 && root->index < static_cast<int32_t>(nodes.size()) &&
+          nodes[root->index] == root) {
         last_use[root->index] = std::max(last_use[root->index], t->index);
       }
     }
@@ -128,14 +129,19 @@ MemoryPlan plan_memory(const Graph& graph) {
   return plan;
 }
 
-void bind_memory(Graph& graph, const MemoryPlan& plan, void* arena) {
-  auto* base = static_cast<uint8_t*>(arena);
+void bind_memory(Graph& graph, const MemoryPlan& plan, uint8_t* base, Buffer* arena) {
   for (Tensor* t : graph.nodes()) {
-    if (plan.offsets[t->index] != SIZE_MAX) t->data = base + plan.offsets[t->index];
+    if (plan.offsets[t->index] != SIZE_MAX) {
+      t->data = base + plan.offsets[t->index];
+      t->buffer = arena;
+    }
   }
   // Views take their source's address (sources precede views in node order).
   for (Tensor* t : graph.nodes()) {
-    if (t->view_source != nullptr) t->data = static_cast<uint8_t*>(t->view_source->data) + t->view_offset;
+    if (t->view_source != nullptr) {
+      t->data = static_cast<uint8_t*>(t->view_source->data) + t->view_offset;
+      t->buffer = t->view_source->buffer;
+    }
   }
 }
 

@@ -15,30 +15,33 @@
 
 namespace sinter {
 
+class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
+
 constexpr int kMaxDims = 4;
 constexpr int kMaxSources = 4;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
-  kLeaf,         // weight, cache buffer or batch input: data set outside the graph
-  kGetRows,      // table [n, rows] (any type), ids I32 [k] -> F32 [n, k]
-  kMatMul,       // W [n_in, n_out] (any type) · X F32 [n_in, m] -> F32 [n_out, m]
-  kRmsNorm,      // x / sqrt(mean(x^2) + eps), per row; params: eps
-  kNorm,         // (x - mean) / sqrt(var + eps), per row; params: eps
-  kAdd,          // a + b, b broadcast over a's rows when it has fewer
-  kMul,          // a * b, broadcast likewise
-  kScale,        // a * s; params: s
-  kSilu,         // x * sigmoid(x)
-  kGelu,         // tanh approximation, as llama.cpp
-  kSwiGlu,       // silu(a) * b  (the gated FFN product)
-  kGeGlu,        // gelu(a) * b
-  kRope,         // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
-  kStoreRows,    // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
-  kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V -> [head_dim * n_head, n_tokens]
-  kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
-  kSoftmax,      // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
-  kCopy,         // contiguous copy of a (possibly strided) view, converting type
-  kView,         // no computation: another shape/stride over the source's bytes
+  kLeaf,       // weight, cache buffer or batch input: data set outside the graph
+  kGetRows,    // table [n, rows] (any type), ids I32 [k] -> F32 [n, k]
+  kMatMul,     // W [n_in, n_out] (any type) · X F32 [n_in, m] -> F32 [n_out, m]
+  kRmsNorm,    // x / sqrt(mean(x^2) + eps), per row; params: eps
+  kNorm,       // (x - mean) / sqrt(var + eps), per row; params: eps
+  kAdd,        // a + b, b broadcast over a's rows when it has fewer
+  kMul,        // a * b, broadcast likewise
+  kScale,      // a * s; params: s
+  kSilu,       // x * sigmoid(x)
+  kGelu,       // tanh approximation, as llama.cpp
+  kSwiGlu,     // silu(a) * b  (the gated FFN product)
+  kGeGlu,      // gelu(a) * b
+  kRope,       // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
+  kStoreRows,  // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
+  kAttention,  // q [head_dim, n_head, n_tokens] over cached K, V and the cells an index I32
+               // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap
+  kRopeShift,  // rotates cached keys in place by per-cell position deltas (context shift)
+  kSoftmax,    // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
+  kCopy,       // contiguous copy of a (possibly strided) view, converting type
+  kView,       // no computation: another shape/stride over the source's bytes
 };
 
 const char* op_name(Op op);
@@ -60,7 +63,8 @@ struct Tensor {
   std::array<int32_t, kMaxParams> params{};
   Tensor* view_source = nullptr;  // for kView: the tensor whose bytes this one reads
   size_t view_offset = 0;
-  void* data = nullptr;
+  void* data = nullptr;      // an address in `buffer` (backend/buffer.h)
+  Buffer* buffer = nullptr;  // set by the backend that allocated or adopted the bytes
   std::string name;
   int32_t index = -1;  // position in its graph's node list
 
@@ -75,7 +79,9 @@ struct Tensor {
   void set_param_float(int i, float v) { params[i] = std::bit_cast<int32_t>(v); }
 
   template <class T>
-  T* data_as() const { return static_cast<T*>(data); }
+  T* data_as() const {
+    return static_cast<T*>(data);
+  }
   // Address of row (i1, i2, i3).
   uint8_t* row(int64_t i1, int64_t i2 = 0, int64_t i3 = 0) const {
     return static_cast<uint8_t*>(data) + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];

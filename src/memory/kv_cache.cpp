@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace sinter {
 
@@ -20,7 +19,7 @@ size_t KvCache::bookkeeping_bytes_for(int32_t cells) {
 }
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells,
-                                                 DType type, bool allocate) {
+                                                 DType type, Backend* backend) {
   if (cells <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
   if (cells > kMaxCacheCells) {
     return make_error(ErrorCode::kInvalidArgument, "a KV cache holds at most ", kMaxCacheCells,
@@ -42,33 +41,61 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>
   cache->cell_count_ = cells;
   const size_t total = bytes_for(layers, cells, type);
   cache->buffer_bytes_ = total;
-  if (allocate) {
+  if (backend != nullptr) {
     auto cell_records = ZeroedArray<Cell>::allocate(static_cast<size_t>(cells));
     if (!cell_records) return cell_records.error().with_context("KV cache cells");
     cache->cells_ = std::move(cell_records).value();
     auto deltas = ZeroedArray<int32_t>::allocate(static_cast<size_t>(cells));
     if (!deltas) return deltas.error().with_context("KV cache cells");
     cache->deltas_ = std::move(deltas).value();
-    // Attention streams each layer's keys and values once per token, as generation streams the
-    // weights: on huge pages where the system offers them (LargeBuffer). Zeroed, so that an
-    // unwritten cell never reads as garbage (NaN), and committed only where tokens are stored.
-    Result<LargeBuffer> buffer = LargeBuffer::allocate_zeroed(total);
-    if (!buffer.ok()) return buffer.error().with_context("KV cache");
+    // A kCache buffer: zero, so that an unwritten cell never reads as garbage (NaN), and
+    // committed only where tokens are stored (host backends: on huge pages where the system
+    // offers them, as attention streams each layer's keys and values once per token).
+    auto buffer = backend->allocate(BufferUsage::kCache, total);
+    if (!buffer) return buffer.error().with_context("KV cache");
     cache->buffer_ = std::move(buffer).value();
   }
-  uint8_t* p = cache->buffer_.data();
+  size_t offset = 0;
   for (size_t il = 0; il < layers.size(); ++il) {
     const KvLayerShape& layer = layers[il];
     // Each head's rows of all cells together: [head_dim, cells, heads].
     cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type,
-                                           {layer.k_row / layer.heads, cells, layer.heads, 1}, p));
-    uint8_t* v = p == nullptr ? nullptr : p + row_bytes(type, layer.k_row) * static_cast<size_t>(cells);
+                                           {layer.k_row / layer.heads, cells, layer.heads, 1}, nullptr));
     cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type,
-                                             {layer.v_row / layer.heads, cells, layer.heads, 1}, v));
-    if (p != nullptr)
-      p += (row_bytes(type, layer.k_row) + row_bytes(type, layer.v_row)) * static_cast<size_t>(cells);
+                                             {layer.v_row / layer.heads, cells, layer.heads, 1}, nullptr));
+    const size_t k_bytes = row_bytes(type, layer.k_row) * static_cast<size_t>(cells);
+    if (cache->buffer_) {
+      bind_tensor(cache->keys_.back(), *cache->buffer_, offset);
+      bind_tensor(cache->values_.back(), *cache->buffer_, offset + k_bytes);
+    }
+    offset += k_bytes + row_bytes(type, layer.v_row) * static_cast<size_t>(cells);
   }
   return cache;
+}
+
+Status KvCache::move_to(Backend& backend) {
+  if (!buffer_) return make_error(ErrorCode::kInternal, "move_to() on a KV cache created without memory");
+  auto moved = backend.allocate(BufferUsage::kCache, buffer_->size());
+  if (!moved) return moved.error().with_context("KV cache");
+  std::unique_ptr<Buffer> target = std::move(moved).value();
+  // Each head plane's rows of the cells that were ever used, through a host copy: the rest of
+  // the new buffer stays zero and uncommitted.
+  std::vector<uint8_t> staging;
+  for (std::vector<Tensor>* tensors : {&keys_, &values_}) {
+    for (Tensor& t : *tensors) {
+      const size_t offset = static_cast<size_t>(static_cast<uint8_t*>(t.data) - buffer_->base());
+      const size_t used = t.row_bytes() * static_cast<size_t>(high_water_);
+      staging.resize(used);
+      for (int64_t head = 0; head < t.ne[2]; ++head) {
+        const size_t plane = offset + static_cast<size_t>(head) * t.nb[2];
+        buffer_->get(plane, staging.data(), used);
+        target->set(plane, staging.data(), used);
+      }
+      bind_tensor(t, *target, offset);
+    }
+  }
+  buffer_ = std::move(target);
+  return ok_status();
 }
 
 std::pair<KvCache::EntryList::iterator, KvCache::EntryList::iterator> KvCache::range(SequenceId sequence,
@@ -242,9 +269,12 @@ int32_t KvCache::detach(int32_t shared, SequenceId sequence) {
   if (own < 0) return -1;
   const auto c = static_cast<size_t>(own);
   for (size_t il = 0; il < keys_.size(); ++il) {
-    for (const Tensor* t : {&keys_[il], &values_[il]}) {
-      for (int64_t head = 0; head < t->ne[2]; ++head)
-        std::memcpy(t->row(own, head), t->row(shared, head), t->row_bytes());
+    for (Tensor* t : {&keys_[il], &values_[il]}) {
+      for (int64_t head = 0; head < t->ne[2]; ++head) {
+        const size_t plane = static_cast<size_t>(head) * t->nb[2];
+        tensor_copy_within(*t, plane + static_cast<size_t>(own) * t->nb[1],
+                           plane + static_cast<size_t>(shared) * t->nb[1], t->row_bytes());
+      }
     }
   }
   cells_[c].position = cells_[static_cast<size_t>(shared)].position;

@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "core/large_buffer.h"
+#include "backend/backend.h"
 #include "core/token.h"
 #include "core/zeroed_array.h"
 #include "graph/graph.h"
@@ -47,10 +47,11 @@ struct CacheToken {
 
 class KvCache {
  public:
-  // `allocate` false makes a cache with shapes but no memory (and no cells: place() refuses):
-  // enough to build and plan graphs for memory estimates, never to run them.
+  // The keys and values live in a buffer of `backend` (BufferUsage::kCache). A null backend
+  // makes a cache with shapes but no memory (and no cells: place() refuses): enough to build
+  // and plan graphs for memory estimates, never to run them.
   static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells,
-                                                 DType type, bool allocate = true);
+                                                 DType type, Backend* backend);
   // Bytes a cache of this shape takes.
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
   // Bytes of the cells' bookkeeping at most: the cell records and pending shifts, one
@@ -68,6 +69,12 @@ class KvCache {
   // [head_dim, cells, heads]: row(cell, head).
   Tensor* keys(int layer) { return &keys_[static_cast<size_t>(layer)]; }
   Tensor* values(int layer) { return &values_[static_cast<size_t>(layer)]; }
+  // The backend whose buffer holds the keys and values (null for a shapes-only cache).
+  std::string_view backend() const { return buffer_ ? buffer_->backend() : std::string_view(); }
+
+  // Moves the keys and values into a buffer of another backend: the cells keep their tokens
+  // (only cells below high_water() are copied). On error the cache is unchanged.
+  Status move_to(Backend& backend);
 
   // Gives every token a free cell (recording its sequence and position) and returns the cells,
   // or kContextFull with nothing changed. A (sequence, position) already cached is an error.
@@ -137,7 +144,7 @@ class KvCache {
   int32_t high_water_ = 0;  // every cell at or above it is free and untouched
   std::vector<Tensor> keys_;
   std::vector<Tensor> values_;
-  LargeBuffer buffer_;  // empty when created without allocating
+  std::unique_ptr<Buffer> buffer_;  // null when created without a backend
   size_t buffer_bytes_ = 0;
 };
 

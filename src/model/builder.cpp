@@ -1,6 +1,7 @@
 #include "model/builder.h"
 
 #include <cmath>
+#include <string>
 
 namespace sinter {
 
@@ -8,8 +9,20 @@ ForwardContext::ForwardContext(Graph& g, const BatchShape& b, KvCache& c) : grap
   token_ids = graph.input("inp_tokens", DType::I32, {batch.n_tokens, 1, 1, 1});
   positions = graph.input("inp_pos", DType::I32, {batch.n_tokens, 1, 1, 1});
   kv_slots = graph.input("inp_kv_slots", DType::I32, {batch.n_tokens, 1, 1, 1});
-  output_ids = batch.n_outputs == batch.n_tokens ? nullptr
-                                                 : graph.input("inp_out_ids", DType::I32, {batch.n_outputs, 1, 1, 1});
+  output_ids = batch.n_outputs == batch.n_tokens
+                   ? nullptr
+                   : graph.input("inp_out_ids", DType::I32, {batch.n_outputs, 1, 1, 1});
+}
+
+Tensor* ForwardContext::attention_index_input(int32_t slot) {
+  if (attention_index.size() <= static_cast<size_t>(slot))
+    attention_index.resize(static_cast<size_t>(slot) + 1);
+  Tensor*& index = attention_index[static_cast<size_t>(slot)];
+  if (index == nullptr) {
+    index = graph.input("inp_attn_index-" + std::to_string(slot), DType::I32,
+                        {attention_index_elements(batch.n_tokens, batch.index_capacity), 1, 1, 1});
+  }
+  return index;
 }
 
 Tensor* ForwardContext::build_inp_embd(Tensor* token_embedding) {
@@ -21,8 +34,8 @@ Tensor* ForwardContext::build_linear(Tensor* weight, Tensor* x, Tensor* bias) {
   return bias != nullptr ? graph.add(y, bias) : y;
 }
 
-Tensor* ForwardContext::build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* base,
-                                   int layer) {
+Tensor* ForwardContext::build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps,
+                                   const char* base, int layer) {
   Tensor* cur = kind == NormKind::kRms ? graph.rms_norm(x, eps) : graph.norm(x, eps);
   if (w.weight != nullptr) cur = graph.mul(cur, w.weight);
   if (w.bias != nullptr) cur = graph.add(cur, w.bias);
@@ -51,7 +64,8 @@ Tensor* ForwardContext::build_rope(Tensor* x, const RopeParams& rope, Tensor* fr
   return name(graph.rope(x, positions, rope, freq_factors), base, layer);
 }
 
-Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& o, int layer) {
+Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& o,
+                                   int layer) {
   const int64_t n_tokens = batch.n_tokens;
   Tensor* q = name(build_linear(w.q, x, w.q_bias), "Qcur", layer);
   Tensor* k = name(build_linear(w.k, x, w.k_bias), "Kcur", layer);
@@ -68,8 +82,8 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
   AttentionParams params;
   params.scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(o.head_dim));
   params.softcap = o.softcap;
-  params.index_slot = o.index_slot;
-  Tensor* attended = name(graph.attention(q, k_cache, v_cache, params), "kqv_out", layer);
+  Tensor* index = attention_index_input(o.index_slot);
+  Tensor* attended = name(graph.attention(q, k_cache, v_cache, index, params), "kqv_out", layer);
   return name(build_linear(w.output, attended, w.output_bias), "attn_out", layer);
 }
 
@@ -80,7 +94,8 @@ Tensor* ForwardContext::build_output_filter(Tensor* x, const char* base, int lay
 
 void Model::build_kv_shift(Graph& graph, KvCache& cache, Tensor* deltas) const {
   for (int il = 0; il < cache.layer_count(); ++il) {
-    Tensor* shifted = graph.rope_shift(cache.keys(il), deltas, shape_.head_dim_k, shape_.rope, shape_.rope_freq_factors);
+    Tensor* shifted =
+        graph.rope_shift(cache.keys(il), deltas, shape_.head_dim_k, shape_.rope, shape_.rope_freq_factors);
     graph.mark_output(Graph::named(shifted, "k_shift", il));
   }
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/graph.h"
 #include "memory/kv_cache.h"
@@ -15,7 +16,8 @@ namespace sinter {
 // The shape of one forward pass: graphs with equal shapes are interchangeable (graph reuse).
 struct BatchShape {
   int32_t n_tokens = 0;
-  int32_t n_outputs = 0;  // rows whose logits are wanted
+  int32_t n_outputs = 0;       // rows whose logits are wanted
+  int64_t index_capacity = 0;  // cells each attention index input can list (graph.h)
   bool operator==(const BatchShape&) const = default;
 };
 
@@ -55,7 +57,7 @@ struct AttentionOptions {
   int32_t head_dim_v = 0;  // of values
   RopeParams rope;
   Tensor* rope_freq_factors = nullptr;
-  float scale = 0.0f;      // 0: 1/sqrt(head_dim)
+  float scale = 0.0f;  // 0: 1/sqrt(head_dim)
   float softcap = 0.0f;
   float norm_eps = 1e-6f;  // for q_norm / k_norm
   int32_t kv_layer = 0;    // which layer of the KV cache
@@ -75,6 +77,12 @@ class ForwardContext {
   Tensor* positions;   // I32 [n_tokens]
   Tensor* kv_slots;    // I32 [n_tokens]: the cache cell of each token
   Tensor* output_ids;  // I32 [n_outputs]: batch rows whose logits are wanted (nullptr if all)
+  // I32 [attention_index_elements(n_tokens, index_capacity)] per index slot the model uses
+  // (ModelShape::attention_windows): the cells each token attends to.
+  std::vector<Tensor*> attention_index;
+
+  // The index input of a slot, made on first use.
+  Tensor* attention_index_input(int32_t slot);
 
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);

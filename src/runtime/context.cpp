@@ -1,7 +1,7 @@
 #include "runtime/context.h"
 
 #include <algorithm>
-#include <cstring>
+#include <bit>
 #include <stdexcept>
 
 #include "graph/planner.h"
@@ -13,14 +13,27 @@ namespace {
 constexpr size_t kMaxCachedGraphs = 8;
 constexpr int32_t kDefaultMaxContext = 4096;
 
-struct AlignedFree {
-  void operator()(void* p) const { ::operator delete[](p, std::align_val_t{kArenaAlignment}); }
-};
-using AlignedBuffer = std::unique_ptr<uint8_t[], AlignedFree>;
+// Attention index inputs are sized in powers of two (at least this many cells), so that a
+// generation rebuilds its graph a few times, not once per token.
+constexpr int64_t kMinIndexCapacity = 64;
 
-AlignedBuffer allocate_aligned(size_t bytes) {
-  return AlignedBuffer(
-      static_cast<uint8_t*>(::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{kArenaAlignment})));
+int64_t index_capacity_for(int64_t cells) {
+  return std::max(kMinIndexCapacity, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(cells))));
+}
+
+// Plans a finalized graph's memory in an arena of the primary backend and places its nodes.
+struct BoundGraph {
+  std::unique_ptr<Buffer> arena;
+  Placement placement;
+};
+Result<BoundGraph> bind_graph(Graph& graph, const LoadedModel& model, size_t* arena_bytes = nullptr) {
+  const MemoryPlan plan = plan_memory(graph);
+  BoundGraph bound;
+  SINTER_ASSIGN(bound.arena, model.backend().allocate(BufferUsage::kCompute, plan.arena_bytes));
+  bind_memory(graph, plan, bound.arena->base(), bound.arena.get());
+  SINTER_ASSIGN(bound.placement, model.place(graph));
+  if (arena_bytes != nullptr) *arena_bytes = plan.arena_bytes;
+  return bound;
 }
 
 }  // namespace
@@ -31,8 +44,7 @@ struct Context::PreparedGraph {
   ForwardContext* forward = nullptr;  // owned below
   std::unique_ptr<ForwardContext> forward_owner;
   Tensor* logits = nullptr;
-  MemoryPlan plan;
-  AlignedBuffer arena;
+  BoundGraph bound;
 };
 
 Context::~Context() = default;
@@ -57,14 +69,15 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedMod
   // The memory plan, before the cache is allocated: a cache with shapes only is enough to plan
   // the largest pass's compute buffers.
   SINTER_ASSIGN(context->cache_,
-                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, /*allocate=*/false));
+                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, /*backend=*/nullptr));
   ContextMemory need;
   need.n_ctx = n_ctx;
   need.kv_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, options.kv_type);
   need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(n_ctx);
   SINTER_ASSIGN(need.compute_bytes, context->compute_bytes(std::min(options.n_batch, n_ctx)));
   SINTER_TRY(check_context_fits(need, available_memory()));
-  SINTER_ASSIGN(context->cache_, KvCache::create(shape.kv_layers, n_ctx, options.kv_type));
+  SINTER_ASSIGN(context->cache_,
+                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, &context->model_->backend()));
   return context;
 }
 
@@ -88,10 +101,9 @@ Result<Context::PreparedGraph*> Context::graph_for(const BatchShape& shape) {
   }
   prepared->graph->mark_output(prepared->logits);
   prepared->graph->finalize();
-  prepared->plan = plan_memory(*prepared->graph);
-  prepared->arena = allocate_aligned(prepared->plan.arena_bytes);
-  bind_memory(*prepared->graph, prepared->plan, prepared->arena.get());
-  stats_.arena_bytes = std::max(stats_.arena_bytes, prepared->plan.arena_bytes);
+  size_t arena_bytes = 0;
+  SINTER_ASSIGN(prepared->bound, bind_graph(*prepared->graph, *model_, &arena_bytes));
+  stats_.arena_bytes = std::max(stats_.arena_bytes, arena_bytes);
   ++stats_.builds;
   graphs_.push_front(std::move(prepared));
   if (graphs_.size() > kMaxCachedGraphs) graphs_.pop_back();
@@ -100,7 +112,8 @@ Result<Context::PreparedGraph*> Context::graph_for(const BatchShape& shape) {
 
 Result<size_t> Context::compute_bytes(int32_t n_tokens) {
   Graph graph;
-  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens}, *cache_);
+  // A pass over one sequence sees at most every cell.
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, cache_->cell_count()}, *cache_);
   try {
     graph.mark_output(model_->model().build_forward(forward));
   } catch (const std::exception& e) {
@@ -111,7 +124,7 @@ Result<size_t> Context::compute_bytes(int32_t n_tokens) {
 }
 
 Result<uint64_t> Context::weight_bytes_per_token() {
-  SINTER_ASSIGN(PreparedGraph * prepared, graph_for(BatchShape{1, 1}));
+  SINTER_ASSIGN(PreparedGraph * prepared, graph_for(BatchShape{1, 1, kMinIndexCapacity}));
   uint64_t bytes = 0;
   for (const Tensor* node : prepared->graph->nodes()) {
     const Tensor* weight = node->src[0];
@@ -128,12 +141,10 @@ Status Context::apply_pending_shift() {
   Tensor* deltas = graph.input("inp_k_shift", DType::I32, {cache_->cell_count(), 1, 1, 1});
   model_->model().build_kv_shift(graph, *cache_, deltas);
   graph.finalize();
-  const MemoryPlan plan = plan_memory(graph);
-  AlignedBuffer arena = allocate_aligned(plan.arena_bytes);
-  bind_memory(graph, plan, arena.get());
-  const auto& pending = cache_->pending_shift();
-  std::memcpy(deltas->data, pending.data(), pending.size() * sizeof(int32_t));
-  SINTER_TRY(model_->backend().compute(graph));
+  SINTER_ASSIGN(const BoundGraph bound, bind_graph(graph, *model_));
+  const auto pending = cache_->pending_shift();
+  tensor_set(*deltas, pending.data(), pending.size());
+  SINTER_TRY(bound.placement.compute(graph));
   cache_->clear_pending_shift();
   return ok_status();
 }
@@ -175,49 +186,85 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   const auto n_tokens = static_cast<int32_t>(pass.size());
   int32_t n_outputs = 0;
   for (const auto& entry : pass) n_outputs += entry.want_logits ? 1 : 0;
-  // A pass without outputs still runs the whole graph for its cache writes; compute one row.
-  const BatchShape shape{n_tokens, std::max(n_outputs, 1)};
 
   std::vector<CacheToken>& tokens = pass_tokens_;  // capacities reused across passes
   tokens.resize(pass.size());
   for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
-  SINTER_ASSIGN(PreparedGraph * prepared, graph_for(shape));
   std::vector<int32_t>& slots = pass_slots_;
   SINTER_TRY(cache_->place(tokens, &slots));
+  const auto forget_tokens = [&] {
+    for (const auto& t : tokens) cache_->remove(t.sequence, t.position, t.position + 1);
+  };
+  // The cells each token sees, per index slot (full attention, sliding windows).
+  const ModelShape& model_shape = model_->model().shape();
+  pass_indices_.resize(model_shape.attention_windows.size());
+  size_t most_cells = 0;
+  for (size_t slot = 0; slot < pass_indices_.size(); ++slot) {
+    cache_->fill_attention_index(tokens, model_shape.causal, model_shape.attention_windows[slot],
+                                 &pass_indices_[slot]);
+    most_cells = std::max(most_cells, pass_indices_[slot].cells.size());
+  }
+  // A pass without outputs still runs the whole graph for its cache writes; compute one row.
+  const BatchShape shape{n_tokens, std::max(n_outputs, 1),
+                         index_capacity_for(static_cast<int64_t>(most_cells))};
+  auto prepared_or = graph_for(shape);
+  if (!prepared_or) {
+    forget_tokens();
+    return prepared_or.error();
+  }
+  PreparedGraph* prepared = prepared_or.value();
 
   ForwardContext& fx = *prepared->forward;
-  auto* ids = fx.token_ids->data_as<int32_t>();
-  auto* positions = fx.positions->data_as<int32_t>();
-  auto* kv_slots = fx.kv_slots->data_as<int32_t>();
-  for (int32_t i = 0; i < n_tokens; ++i) {
-    ids[i] = pass[static_cast<size_t>(i)].token;
-    positions[i] = pass[static_cast<size_t>(i)].position;
-    kv_slots[i] = slots[static_cast<size_t>(i)];
-  }
+  std::vector<int32_t>& values = pass_values_;
+  values.resize(pass.size());
+  for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].token;
+  tensor_set(*fx.token_ids, values.data(), values.size());
+  for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
+  tensor_set(*fx.positions, values.data(), values.size());
+  tensor_set(*fx.kv_slots, slots.data(), pass.size());
   if (fx.output_ids != nullptr) {
-    auto* out_ids = fx.output_ids->data_as<int32_t>();
-    int32_t k = 0;
+    values.clear();
     for (int32_t i = 0; i < n_tokens; ++i) {
-      if (pass[static_cast<size_t>(i)].want_logits) out_ids[k++] = i;
+      if (pass[static_cast<size_t>(i)].want_logits) values.push_back(i);
     }
-    if (k == 0) out_ids[0] = n_tokens - 1;
+    if (values.empty()) values.push_back(n_tokens - 1);
+    tensor_set(*fx.output_ids, values.data(), values.size());
   }
-  const ModelShape& model_shape = model_->model().shape();
-  auto& indices = prepared->graph->attention_indices();
-  for (size_t slot = 0; slot < indices.size(); ++slot) {
-    const int32_t window =
-        slot < model_shape.attention_windows.size() ? model_shape.attention_windows[slot] : 0;
-    cache_->fill_attention_index(tokens, model_shape.causal, window, &indices[slot]);
+  for (size_t slot = 0; slot < fx.attention_index.size(); ++slot) {
+    Tensor* input = fx.attention_index[slot];
+    if (input == nullptr) continue;
+    if (slot >= pass_indices_.size()) {
+      forget_tokens();
+      return make_error(ErrorCode::kInternal, "the forward pass uses attention index ", slot,
+                        ", which the model's shape does not declare");
+    }
+    const AttentionIndex& index = pass_indices_[slot];
+    const size_t n = pass.size() * sizeof(int32_t);
+    tensor_set(*input, index.begin.data(), 0, n);
+    tensor_set(*input, index.end.data(), n, n);
+    tensor_set(*input, index.cells.data(), 2 * n, index.cells.size() * sizeof(int32_t));
   }
-  if (auto status = model_->backend().compute(*prepared->graph); !status) {
-    for (const auto& t : tokens) cache_->remove(t.sequence, t.position, t.position + 1);
+  if (auto status = prepared->bound.placement.compute(*prepared->graph); !status) {
+    forget_tokens();
     return status;
   }
   ++stats_.passes;
   if (n_outputs > 0) {
-    std::memcpy(logits_out, prepared->logits->data,
-                static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.n_vocab) * sizeof(float));
+    tensor_get(*prepared->logits, logits_out, 0,
+               static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.n_vocab) * sizeof(float));
   }
+  return ok_status();
+}
+
+Status Context::switch_model(std::shared_ptr<const LoadedModel> model) {
+  if (model->file().path() != model_->file().path() ||
+      model->model().shape().kv_layers.size() != model_->model().shape().kv_layers.size()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "switch_model() needs the same model file on another backend");
+  }
+  SINTER_TRY(cache_->move_to(model->backend()));
+  graphs_.clear();  // bound to the old backend's arenas and placement
+  model_ = std::move(model);
   return ok_status();
 }
 

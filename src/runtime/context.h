@@ -55,6 +55,10 @@ class Context {
   KvCache& cache() { return *cache_; }
   const KvCache& cache() const { return *cache_; }
   const LoadedModel& model() const { return *model_; }
+  const std::shared_ptr<const LoadedModel>& shared_model() const { return model_; }
+  // Continues on the same model file bound to another backend (LoadedModel::on_backend): the
+  // cache's cells move to the new backend's memory, so every sequence keeps its state.
+  Status switch_model(std::shared_ptr<const LoadedModel> model);
   int32_t n_ctx() const { return cache_->cell_count(); }
   int32_t n_vocab() const { return model_->model().shape().n_vocab; }
   const GraphStats& stats() const { return stats_; }
@@ -79,6 +83,8 @@ class Context {
   std::vector<float> logits_;
   std::vector<CacheToken> pass_tokens_;  // run_pass's tokens and their cells, reused per pass
   std::vector<int32_t> pass_slots_;
+  std::vector<int32_t> pass_values_;
+  std::vector<AttentionIndex> pass_indices_;
   int32_t output_count_ = 0;
   GraphStats stats_;
 };

@@ -10,14 +10,16 @@
 namespace sinter {
 namespace {
 
-void add(Diagnosis& d, const char* severity, const std::string& message) { d.issues.push_back({severity, message}); }
+void add(Diagnosis& d, const char* severity, const std::string& message) {
+  d.issues.push_back({severity, message});
+}
 
 // Activations of one pass of `n_tokens` tokens, planned as the runtime would plan them.
 uint64_t compute_estimate(const Model& model, int32_t n_ctx, int32_t n_tokens, const Backend& backend) {
-  auto cache = KvCache::create(model.shape().kv_layers, n_ctx, DType::F16, /*allocate=*/false);
+  auto cache = KvCache::create(model.shape().kv_layers, n_ctx, DType::F16, /*backend=*/nullptr);
   if (!cache) return 0;
   Graph graph;
-  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens}, **cache);
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, n_ctx}, **cache);
   try {
     graph.mark_output(model.build_forward(forward));
   } catch (const std::exception&) {
@@ -50,6 +52,40 @@ void cap_issues(std::vector<DiagnosisIssue>& issues, size_t kept) {
   if (errors > kept) out.push_back({"error", concat("and ", errors - kept, " more errors")});
   if (warnings > kept) out.push_back({"warning", concat("and ", warnings - kept, " more warnings")});
   issues = std::move(out);
+}
+
+// Each weight asked about with the op that consumes it, on the backend (or the CPU fallback) as
+// loading would place it.
+void place_weights(Diagnosis& d, const Model& model, const Backend& primary) {
+  auto uses = weight_uses(model);
+  if (!uses) {
+    add(d, "error", uses.error().message());
+    return;
+  }
+  Result<std::unique_ptr<Backend>> fallback = primary.name() == "cpu"
+                                                  ? Result<std::unique_ptr<Backend>>(nullptr)
+                                                  : create_backend("cpu", BackendOptions{1});
+  const Backend* fallback_backend = fallback ? fallback->get() : nullptr;
+  for (const Tensor& weight : model.weights()) {
+    WeightPlacement placement;
+    placement.name = weight.name;
+    placement.type = weight.type;
+    const auto use = uses->find(&weight);
+    if (use != uses->end()) {
+      placement.consumer = use->second.op;
+      const Backend* backend = backend_for_weight(use->second, primary, fallback_backend);
+      if (backend == nullptr) {
+        add(d, "error",
+            concat("tensor ", HParams::quote(weight.name), " has type ", dtype_name(weight.type),
+                   ", which the ", primary.name(), " backend cannot compute with (", op_name(use->second.op),
+                   ")"));
+      } else {
+        placement.backend = std::string(backend->name());
+        placement.path = backend->path(use->second.op, use->second.key);
+      }
+    }
+    d.weights.push_back(std::move(placement));
+  }
 }
 
 }  // namespace
@@ -86,6 +122,7 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
         add(d, "error", model.error().message());
       } else {
         binder.finish();
+        (*model)->weights() = binder.take_tensors();
         const Model& m = **model;
         d.config = m.hparams();
         for (const auto& entry : d.config) {
@@ -106,14 +143,8 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
         if (!backend) {
           add(d, "error", backend.error().message());
         } else {
-          for (const auto& info : file.tensors()) {
-            const bool matrix = info.shape.size() >= 2 && info.shape[1] > 1;
-            if (matrix && (*backend)->path(Op::kMatMul, info.type) == ExecutionPath::kUnsupported) {
-              add(d, "error",
-                  concat("tensor ", HParams::quote(info.name), " has type ", dtype_name(info.type),
-                         ", which the ", (*backend)->name(), " backend cannot compute with"));
-            }
-          }
+          d.backend = std::string((*backend)->name());
+          if (binder.status()) place_weights(d, m, **backend);
           const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(shape.n_ctx_train, 4096);
           d.memory.n_ctx = n_ctx;
           d.memory.n_batch = std::min(options.n_batch, n_ctx);
@@ -128,7 +159,8 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
       }
     }
   }
-  d.loadable = std::none_of(d.issues.begin(), d.issues.end(), [](const auto& i) { return i.severity == "error"; });
+  d.loadable =
+      std::none_of(d.issues.begin(), d.issues.end(), [](const auto& i) { return i.severity == "error"; });
   cap_issues(d.issues, kMaxIssuesPerSeverity);
   return d;
 }

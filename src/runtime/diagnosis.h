@@ -12,6 +12,7 @@
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
 #include "model/weights.h"
+#include "runtime/weight_use.h"
 
 namespace sinter {
 
@@ -36,15 +37,17 @@ struct MemoryEstimate {
 
 struct Diagnosis {
   std::string path;
-  std::string architecture;    // empty when the file does not say
+  std::string architecture;  // empty when the file does not say
   bool loadable = false;
   std::vector<DiagnosisIssue> issues;
   std::vector<HParamEntry> config;  // typed hyper-parameters (after defaults)
   std::vector<HParamEntry> defaults_used;
   GgufFileStats stats;
   MemoryEstimate memory;
-  std::vector<WeightSpec> schema;        // tensors the architecture expects
+  std::vector<WeightSpec> schema;  // tensors the architecture expects
   std::vector<WeightIssue> schema_issues;
+  std::string backend;                   // the primary backend asked
+  std::vector<WeightPlacement> weights;  // each weight: its consumer, backend and path
   std::string tokenizer_model;
   int32_t n_layer = 0;
   int32_t n_vocab = 0;

@@ -33,6 +33,16 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
   return engine;
 }
 
+Status Engine::switch_backend(std::string_view name) {
+  LoadOptions options = model_->options();
+  options.backend = std::string(name);
+  SINTER_ASSIGN(std::shared_ptr<LoadedModel> moved, model_->on_backend(options));
+  SINTER_TRY(context_->switch_model(moved));
+  model_ = std::move(moved);
+  options_.backend = options.backend;
+  return ok_status();
+}
+
 Result<std::vector<TokenId>> Engine::tokenize(std::string_view text, const PromptOptions& options) const {
   return tokenizer_->encode(text, EncodeOptions{options.add_special, options.parse_special});
 }

@@ -3,18 +3,40 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "model/registry.h"
+#include "runtime/weight_use.h"
 
 namespace sinter {
+namespace {
+
+constexpr const char* kFallbackBackend = "cpu";
+
+}  // namespace
+
+LoadedModel::~LoadedModel() {
+  // Weights point into buffers the backends own or wrap: drop the model first.
+  model_.reset();
+  weight_buffers_.clear();
+}
 
 Result<std::shared_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const LoadOptions& options) {
   if (options.threads < 0 || options.threads > max_thread_count()) {
     return make_error(ErrorCode::kInvalidArgument, "threads must be between 0 (all cores) and ",
                       max_thread_count(), ", got ", options.threads);
   }
+  SINTER_ASSIGN(GgufFile file, GgufFile::open(path));
+  return bind(std::make_shared<GgufFile>(std::move(file)), path, options);
+}
+
+Result<std::shared_ptr<LoadedModel>> LoadedModel::on_backend(const LoadOptions& options) const {
+  return bind(file_, path_, options);
+}
+
+Result<std::shared_ptr<LoadedModel>> LoadedModel::bind(std::shared_ptr<GgufFile> file,
+                                                       const std::string& path, const LoadOptions& options) {
   auto loaded = std::make_shared<LoadedModel>();
   loaded->path_ = path;
-  SINTER_ASSIGN(GgufFile file, GgufFile::open(path));
-  loaded->file_ = std::make_unique<GgufFile>(std::move(file));
+  loaded->options_ = options;
+  loaded->file_ = std::move(file);
   const Metadata& metadata = loaded->file_->metadata();
   SINTER_ASSIGN(const std::string arch_name, architecture_of(metadata));
   const Architecture* arch = find_architecture(arch_name);
@@ -33,20 +55,50 @@ Result<std::shared_ptr<LoadedModel>> LoadedModel::load(const std::string& path, 
   BackendOptions backend_options;
   backend_options.threads = options.threads;
   SINTER_ASSIGN(loaded->backend_, create_backend(options.backend, backend_options));
-  for (Tensor& weight : loaded->model_->weights()) {
-    if (weight.ne[1] > 1 && loaded->backend_->path(Op::kMatMul, weight.type) == ExecutionPath::kUnsupported) {
-      return make_error(ErrorCode::kUnsupported, path, ": the ", loaded->backend_->name(),
-                        " backend cannot compute with ", dtype_name(weight.type), " weights (tensor '",
-                        weight.name, "')");
+  if (loaded->backend_->name() != kFallbackBackend) {
+    SINTER_ASSIGN(loaded->fallback_, create_backend(kFallbackBackend, backend_options));
+  }
+  if (auto status = loaded->load_weights(); !status) return status.error().with_context(path);
+  return loaded;
+}
+
+// Each weight goes to the backend that runs the op consuming it: the primary's where its table
+// supports that op on the weight's type, else the fallback's.
+Status LoadedModel::load_weights() {
+  SINTER_ASSIGN(const auto uses, weight_uses(*model_));
+  for (Tensor& weight : model_->weights()) {
+    const auto use = uses.find(&weight);
+    WeightPlacement placement;
+    placement.name = weight.name;
+    placement.type = weight.type;
+    Backend* backend = backend_.get();
+    if (use != uses.end()) {
+      placement.consumer = use->second.op;
+      const Backend* chosen = backend_for_weight(use->second, *backend_, fallback_.get());
+      if (chosen == nullptr) {
+        return make_error(ErrorCode::kUnsupported, "the ", backend_->name(), " backend cannot compute with ",
+                          dtype_name(weight.type), " weights (tensor '", weight.name, "', read by ",
+                          op_name(use->second.op), ")");
+      }
+      backend = chosen == fallback_.get() ? fallback_.get() : backend_.get();
+      placement.path = backend->path(use->second.op, use->second.key);
     }
     const void* file_bytes = weight.data;
     const size_t size = weight.bytes();
-    SINTER_TRY(loaded->backend_->prepare_weight(&weight));
-    // Repacked: the backend reads only its own copy from now on, so the file's pages of this
-    // tensor need not stay resident (the process would otherwise hold both, ~2x the file).
-    if (weight.data != file_bytes) loaded->file_->release_payload(file_bytes, size);
+    SINTER_ASSIGN(std::unique_ptr<Buffer> buffer, backend->load_weight(&weight));
+    // Repacked or copied: the backend reads only its own copy from now on, so the file's pages
+    // of this tensor need not stay resident (the process would otherwise hold both, ~2x the file).
+    if (weight.data != file_bytes) file_->release_payload(file_bytes, size);
+    placement.backend = std::string(backend->name());
+    placement.buffer = buffer->kind();
+    placements_.push_back(std::move(placement));
+    weight_buffers_.push_back(std::move(buffer));
   }
-  return loaded;
+  return ok_status();
+}
+
+Result<Placement> LoadedModel::place(const Graph& graph) const {
+  return Placement::place(graph, *backend_, fallback_.get());
 }
 
 }  // namespace sinter

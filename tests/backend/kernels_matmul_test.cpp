@@ -22,6 +22,7 @@ struct Run {
   Graph graph;
   MemoryPlan plan;
   std::vector<uint8_t> arena;
+  std::vector<std::unique_ptr<Buffer>> weight_buffers;
 };
 
 // Finalizes the graph (its outputs marked) and binds its tensors to a fresh arena.
@@ -31,7 +32,7 @@ void allocate(Run& run) {
   run.arena.assign(run.plan.arena_bytes + kArenaAlignment, 0);
   auto* base =
       run.arena.data() + (kArenaAlignment - reinterpret_cast<uintptr_t>(run.arena.data()) % kArenaAlignment);
-  bind_memory(run.graph, run.plan, base);
+  bind_memory(run.graph, run.plan, base, nullptr);
 }
 
 std::vector<float> values(size_t n, uint32_t seed) {
@@ -53,7 +54,9 @@ std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::v
                             static_cast<const uint8_t*>(weight.data) + weight.bytes());
   weight.data = copy.data();
   if (prepare) {
-    EXPECT_TRUE(run.backend->prepare_weight(&weight));
+    auto buffer = run.backend->load_weight(&weight);
+    EXPECT_TRUE(buffer);
+    if (buffer) run.weight_buffers.push_back(std::move(buffer).value());
   }
   Tensor* out;
   Tensor* input;
@@ -160,7 +163,9 @@ TEST(KernelsMatMul, ProductsOfTheSameColumnsKeepTheBitsOfEachAlone) {
           copies.emplace_back(static_cast<const uint8_t*>(w.data),
                               static_cast<const uint8_t*>(w.data) + w.bytes());
           w.data = copies.back().data();
-          ASSERT_TRUE(run.backend->prepare_weight(&w));
+          auto buffer = run.backend->load_weight(&w);
+          ASSERT_TRUE(buffer);
+          run.weight_buffers.push_back(std::move(buffer).value());
         }
         Tensor* input = run.graph.input("x", DType::F32, {n_in, m, 1, 1});
         std::vector<Tensor*> outs;

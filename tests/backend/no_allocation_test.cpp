@@ -53,6 +53,7 @@ TEST(CpuBackend, ComputingAGraphAgainForTheNextTokenAllocatesNothing) {
     Tensor* x = g.input("x", DType::F32, {n_embd, 1, 1, 1});
     Tensor* pos = g.input("pos", DType::I32, {1, 1, 1, 1});
     Tensor* slots = g.input("slots", DType::I32, {1, 1, 1, 1});
+    Tensor* index = g.input("index", DType::I32, {attention_index_elements(1, cells), 1, 1, 1});
     RopeParams rope;
     rope.n_rot = static_cast<int32_t>(head_dim);
     Tensor* h = g.mul(g.rms_norm(x, 1e-5f), &norm);
@@ -61,23 +62,23 @@ TEST(CpuBackend, ComputingAGraphAgainForTheNextTokenAllocatesNothing) {
     Tensor* v = g.mul_mat(&wv.tensor, h);
     AttentionParams params;
     params.scale = 0.125f;
-    Tensor* attn = g.attention(q, g.store_rows(&k_cache, k, slots), g.store_rows(&v_cache, v, slots), params);
+    Tensor* attn =
+        g.attention(q, g.store_rows(&k_cache, k, slots), g.store_rows(&v_cache, v, slots), index, params);
     Tensor* x2 = g.add(x, g.mul_mat(&wo.tensor, attn));
     Tensor* h2 = g.mul(g.rms_norm(x2, 1e-5f), &norm);
     Tensor* ff = g.mul_mat(&down.tensor, g.swiglu(g.mul_mat(&gate.tensor, h2), g.mul_mat(&up.tensor, h2)));
     Tensor* out = g.add(x2, ff);
     runner.prepare(out);
 
-    AttentionIndex& index = g.attention_indices()[0];
-    index.cells.reserve(cells);
-    index.begin = {0};
-    index.end = {0};
+    // begin 0, end, then the cells 0..token (the rest unused).
+    std::vector<int32_t> index_values(static_cast<size_t>(attention_index_elements(1, cells)), 0);
     for (int32_t token = 0; token < 3; ++token) {
       GraphRunner::write(x, random_values(static_cast<size_t>(n_embd), 10 + static_cast<uint32_t>(token)));
-      *pos->data_as<int32_t>() = token;
-      *slots->data_as<int32_t>() = token;
-      index.cells.push_back(token);  // within the reserved capacity: no allocation
-      index.end[0] = token + 1;
+      GraphRunner::write(pos, std::vector<int32_t>{token});
+      GraphRunner::write(slots, std::vector<int32_t>{token});
+      index_values[1] = token + 1;
+      index_values[2 + static_cast<size_t>(token)] = token;
+      GraphRunner::write(index, index_values);
       if (token == 0) {
         runner.run();  // the first compute repacks the weights and sizes the scratch
       } else {

@@ -1,11 +1,11 @@
-// Runs small graphs on the CPU backend for op tests.
+// Runs small graphs on a backend (the CPU unless named) for op tests.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -15,40 +15,45 @@ namespace sinter::testing {
 
 class GraphRunner {
  public:
-  explicit GraphRunner(int threads = 2) {
-    auto backend = create_backend("cpu", BackendOptions{threads});
-    EXPECT_TRUE(backend);
-    backend_ = std::move(backend).value();
+  explicit GraphRunner(int threads = 2, const std::string& backend = "cpu") {
+    auto created = create_backend(backend, BackendOptions{threads});
+    EXPECT_TRUE(created) << created.error().message();
+    if (created) backend_ = std::move(created).value();
   }
   Graph& graph() { return graph_; }
+  Backend& backend() { return *backend_; }
 
-  // Plans and allocates; inputs can be written afterwards.
+  // Plans and allocates (the arena is the backend's); inputs can be written afterwards.
   void prepare(Tensor* output) {
     graph_.mark_output(output);
     graph_.finalize();
     plan_ = plan_memory(graph_);
-    arena_.assign(plan_.arena_bytes + kArenaAlignment, 0);
-    auto* base = arena_.data() + (kArenaAlignment - reinterpret_cast<uintptr_t>(arena_.data()) % kArenaAlignment);
-    bind_memory(graph_, plan_, base);
+    auto arena = backend_->allocate(BufferUsage::kCompute, plan_.arena_bytes);
+    ASSERT_TRUE(arena) << arena.error().message();
+    arena_ = std::move(arena).value();
+    bind_memory(graph_, plan_, arena_->base(), arena_.get());
   }
-  void run() { ASSERT_TRUE(backend_->compute(graph_)); }
+  void run() {
+    const Status status = backend_->compute(graph_);
+    ASSERT_TRUE(status) << status.error().message();
+  }
 
   template <class T>
   static void write(Tensor* t, const std::vector<T>& values) {
     ASSERT_EQ(values.size() * sizeof(T), t->bytes());
-    std::memcpy(t->data, values.data(), t->bytes());
+    tensor_set(*t, values.data(), values.size());
   }
   static std::vector<float> read(const Tensor* t) {
     std::vector<float> out(static_cast<size_t>(t->elements()));
-    std::memcpy(out.data(), t->data, out.size() * sizeof(float));
+    tensor_get(*t, out.data(), 0, out.size() * sizeof(float));
     return out;
   }
 
  private:
   Graph graph_;
   MemoryPlan plan_;
-  std::vector<uint8_t> arena_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Buffer> arena_;
 };
 
 inline std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {

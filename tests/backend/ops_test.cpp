@@ -218,9 +218,11 @@ TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
     Tensor* k = g.input("k", DType::F32, {head_dim, n_head_kv, n_tokens, 1});
     Tensor* v = g.input("v", DType::F32, {head_dim * n_head_kv, n_tokens, 1, 1});
     Tensor* slots = g.input("slots", DType::I32, {n_tokens, 1, 1, 1});
+    Tensor* index = g.input("index", DType::I32, {attention_index_elements(n_tokens, 3), 1, 1, 1});
     AttentionParams params;
     params.scale = 0.3f;
-    Tensor* out = g.attention(q, g.store_rows(&k_cache, k, slots), g.store_rows(&v_cache, v, slots), params);
+    Tensor* out =
+        g.attention(q, g.store_rows(&k_cache, k, slots), g.store_rows(&v_cache, v, slots), index, params);
     runner.prepare(out);
     const auto qv = random_values(static_cast<size_t>(head_dim * n_head * n_tokens), 7, 2.0f);
     const auto kv = random_values(static_cast<size_t>(head_dim * n_head_kv * n_tokens), 8, 2.0f);
@@ -230,11 +232,8 @@ TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
     GraphRunner::write(v, vv);
     const std::vector<int32_t> slot_values = {4, 1, 5};  // scattered cells
     GraphRunner::write(slots, slot_values);
-    // Token t sees the tokens 0..t (cells 4, 1, 5 in position order).
-    AttentionIndex& index = g.attention_indices()[0];
-    index.cells = {4, 1, 5};
-    index.begin = {0, 0, 0};
-    index.end = {1, 2, 3};
+    // Token t sees the tokens 0..t (cells 4, 1, 5 in position order): begin, end, cells.
+    GraphRunner::write(index, std::vector<int32_t>{0, 0, 0, 1, 2, 3, 4, 1, 5});
     runner.run();
     const auto result = GraphRunner::read(out);
     const auto rounded = [&](float x) { return cache_type == DType::F16 ? f16_to_f32(f32_to_f16(x)) : x; };

@@ -83,6 +83,7 @@ TEST(Graph, ShapeMistakesAreCaughtAtBuildTime) {
 TEST(Graph, AttentionReadsItsKvHeadsFromEitherCacheLayout) {
   Graph graph;
   Tensor* q = graph.input("q", DType::F32, {16, 6, 2, 1});  // 6 heads of 16, 2 tokens
+  Tensor* index = graph.input("index", DType::I32, {attention_index_elements(2, 10), 1, 1, 1});
   // One plane per KV head (the KV cache's layout) and all heads' rows per cell: 3 KV heads each.
   Tensor* k_planes = graph.input("k", DType::F16, {16, 10, 3, 1});
   Tensor* v_planes = graph.input("v", DType::F16, {8, 10, 3, 1});
@@ -93,17 +94,20 @@ TEST(Graph, AttentionReadsItsKvHeadsFromEitherCacheLayout) {
     EXPECT_EQ(heads.n_head_kv, 3);
     EXPECT_EQ(heads.head_dim_v, 8);
     EXPECT_EQ(heads.per_row, k == k_rows ? 3 : 1);
-    const Tensor* out = graph.attention(q, k, v, AttentionParams{});
+    const Tensor* out = graph.attention(q, k, v, index, AttentionParams{});
     EXPECT_EQ(out->ne[0], 8 * 6);  // head_dim_v per query head
     EXPECT_EQ(out->ne[1], 2);
   }
   Tensor* k4 = graph.input("k4", DType::F16, {16, 10, 4, 1});
   Tensor* v4 = graph.input("v4", DType::F16, {8, 10, 4, 1});
-  EXPECT_THROW(graph.attention(q, k4, v4, AttentionParams{}), std::logic_error);  // 6 heads over 4
+  EXPECT_THROW(graph.attention(q, k4, v4, index, AttentionParams{}), std::logic_error);  // 6 heads over 4
   Tensor* k_odd = graph.input("k_odd", DType::F16, {40, 10, 1, 1});
   Tensor* v_odd = graph.input("v_odd", DType::F16, {20, 10, 1, 1});
-  EXPECT_THROW(graph.attention(q, k_odd, v_odd, AttentionParams{}), std::logic_error);  // 40 / 16
-  EXPECT_THROW(graph.attention(q, k_planes, v4, AttentionParams{}), std::logic_error);  // planes differ
+  EXPECT_THROW(graph.attention(q, k_odd, v_odd, index, AttentionParams{}), std::logic_error);  // 40 / 16
+  EXPECT_THROW(graph.attention(q, k_planes, v4, index, AttentionParams{}),
+               std::logic_error);                                              // planes differ
+  Tensor* short_index = graph.input("short_index", DType::I32, {3, 1, 1, 1});  // under 2 per token
+  EXPECT_THROW(graph.attention(q, k_planes, v_planes, short_index, AttentionParams{}), std::logic_error);
 }
 
 }  // namespace

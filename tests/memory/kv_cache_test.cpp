@@ -7,8 +7,14 @@
 namespace sinter {
 namespace {
 
+// The cache's memory comes from a backend.
+Backend* cpu_backend() {
+  static const std::unique_ptr<Backend> backend = create_backend("cpu", BackendOptions{1}).value();
+  return backend.get();
+}
+
 std::unique_ptr<KvCache> make_cache(int32_t cells) {
-  auto cache = KvCache::create({{16, 16, 2}, {16, 16, 2}}, cells, DType::F16);  // 2 heads of 8
+  auto cache = KvCache::create({{16, 16, 2}, {16, 16, 2}}, cells, DType::F16, cpu_backend());  // 2 heads of 8
   EXPECT_TRUE(cache);
   return std::move(cache).value();
 }
@@ -109,7 +115,8 @@ TEST(KvCache, ShiftOfASharedCellGivesTheMovingSequenceItsOwnCopy) {
 
 // Each layer's keys and values are stored head by head: one head's rows of all cells together.
 TEST(KvCache, StoresEachHeadsRowsTogether) {
-  auto created = KvCache::create({{12, 8, 4}}, 5, DType::F16);  // 4 heads: keys of 3, values of 2
+  auto created =
+      KvCache::create({{12, 8, 4}}, 5, DType::F16, cpu_backend());  // 4 heads: keys of 3, values of 2
   ASSERT_TRUE(created);
   KvCache& cache = *created.value();
   const Tensor& k = *cache.keys(0);
@@ -120,7 +127,7 @@ TEST(KvCache, StoresEachHeadsRowsTogether) {
   EXPECT_EQ(k.nb[2], 5 * k.nb[1]);
   EXPECT_EQ(v.row(0), k.row(0) + k.bytes());  // values after the layer's keys
   EXPECT_EQ(cache.bytes(), k.bytes() + v.bytes());
-  auto uneven = KvCache::create({{12, 8, 5}}, 5, DType::F16);
+  auto uneven = KvCache::create({{12, 8, 5}}, 5, DType::F16, cpu_backend());
   ASSERT_FALSE(uneven);
   EXPECT_EQ(uneven.error().code(), ErrorCode::kInvalidArgument);
 }

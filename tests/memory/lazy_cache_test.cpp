@@ -12,6 +12,12 @@
 namespace sinter {
 namespace {
 
+// The cache's memory comes from a backend.
+Backend* cpu_backend() {
+  static const std::unique_ptr<Backend> backend = create_backend("cpu", BackendOptions{1}).value();
+  return backend.get();
+}
+
 // Resident bytes of this process (/proc/self/statm), or 0 where it cannot be read.
 uint64_t resident_bytes() {
   FILE* file = std::fopen("/proc/self/statm", "r");
@@ -34,7 +40,7 @@ TEST(LazyKvCache, AFewTokensInAMillionCellsCommitLittleMemory) {
   const std::vector<KvLayerShape> layers = {{64, 64, 4}, {64, 64, 4}};
   constexpr int32_t kCells = 1 << 20;
   const uint64_t before = resident_bytes();
-  auto cache = KvCache::create(layers, kCells, DType::F16);
+  auto cache = KvCache::create(layers, kCells, DType::F16, cpu_backend());
   ASSERT_TRUE(cache) << cache.error().message();
   ASSERT_EQ((*cache)->bytes(), size_t{512} << 20);
   // Place and write two tokens, as a forward pass stores their keys and values.
@@ -56,7 +62,7 @@ TEST(LazyKvCache, AFewTokensInAMillionCellsCommitLittleMemory) {
 }
 
 TEST(LazyKvCache, UnwrittenCellsReadAsZero) {
-  auto cache = KvCache::create({{16, 16, 2}}, 5000, DType::F32);
+  auto cache = KvCache::create({{16, 16, 2}}, 5000, DType::F32, cpu_backend());
   ASSERT_TRUE(cache);
   const Tensor* keys = (*cache)->keys(0);
   float row[8];
@@ -66,7 +72,7 @@ TEST(LazyKvCache, UnwrittenCellsReadAsZero) {
 }
 
 TEST(LazyKvCache, FreedCellsAreReusedBeforeUntouchedOnes) {
-  auto cache = KvCache::create({{16, 16, 2}}, 1000, DType::F16);
+  auto cache = KvCache::create({{16, 16, 2}}, 1000, DType::F16, cpu_backend());
   ASSERT_TRUE(cache);
   KvCache& c = **cache;
   ASSERT_TRUE(c.place(tokens(0, 0, 10)));
@@ -87,7 +93,7 @@ TEST(LazyKvCache, FreedCellsAreReusedBeforeUntouchedOnes) {
 }
 
 TEST(LazyKvCache, ShiftedOutAndDetachedCellsKeepTheCountsRight) {
-  auto cache = KvCache::create({{16, 16, 2}}, 8, DType::F16);
+  auto cache = KvCache::create({{16, 16, 2}}, 8, DType::F16, cpu_backend());
   ASSERT_TRUE(cache);
   KvCache& c = **cache;
   ASSERT_TRUE(c.place(tokens(0, 0, 4)));
@@ -105,19 +111,19 @@ TEST(LazyKvCache, ShiftedOutAndDetachedCellsKeepTheCountsRight) {
 
 TEST(KvCacheLimits, RefusesMoreCellsThanTheLimitWithoutAllocating) {
   for (int32_t cells : {kMaxCacheCells + 1, INT32_MAX}) {
-    auto cache = KvCache::create({{64, 64, 4}}, cells, DType::F32);
+    auto cache = KvCache::create({{64, 64, 4}}, cells, DType::F32, cpu_backend());
     ASSERT_FALSE(cache);
     EXPECT_NE(cache.error().message().find("at most 16777216 cells"), std::string::npos)
         << cache.error().message();
   }
   // At the limit, a cache with shapes only (for memory plans) costs nothing.
-  auto shapes_only = KvCache::create({{64, 64, 4}}, kMaxCacheCells, DType::F32, /*allocate=*/false);
+  auto shapes_only = KvCache::create({{64, 64, 4}}, kMaxCacheCells, DType::F32, /*backend=*/nullptr);
   ASSERT_TRUE(shapes_only);
   EXPECT_EQ((*shapes_only)->cell_count(), kMaxCacheCells);
   EXPECT_EQ((*shapes_only)->bytes(), size_t{512} << 24);  // 8 GiB
   EXPECT_FALSE((*shapes_only)->place(tokens(0, 0, 1)));
-  EXPECT_FALSE(KvCache::create({{64, 64, 4}}, 0, DType::F16));
-  EXPECT_FALSE(KvCache::create({{64, 64, 4}}, -5, DType::F16));
+  EXPECT_FALSE(KvCache::create({{64, 64, 4}}, 0, DType::F16, cpu_backend()));
+  EXPECT_FALSE(KvCache::create({{64, 64, 4}}, -5, DType::F16, cpu_backend()));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "backend/cpu/kernels_pack.h"
 #include "backend/cpu/row_kernels.h"
 #include "core/thread_pool.h"
+#include "tensor/vec_dot.h"
 
 namespace sinter::cpu {
 namespace {
@@ -16,9 +17,9 @@ namespace {
 // work on one core; a barrier costs 1-5 µs and a pass has a few hundred of them).
 constexpr double kSingleThreadFlops = 2e6;
 
-double matmul_flops(const Graph& graph) {
+double matmul_flops(std::span<Tensor* const> nodes) {
   double flops = 0;
-  for (const Tensor* node : graph.nodes()) {
+  for (const Tensor* node : nodes) {
     if (node->op == Op::kMatMul) {
       flops += static_cast<double>(node->src[0]->ne[0]) * static_cast<double>(node->src[0]->ne[1]) *
                static_cast<double>(node->src[1]->rows());
@@ -27,44 +28,92 @@ double matmul_flops(const Graph& graph) {
   return flops;
 }
 
+size_t packed_bytes(const PackedMatrix& w) { return w.group_bytes * static_cast<size_t>(w.groups); }
+
 bool has_dequantizer(DType type) { return dtype_traits(type).dequantize != nullptr; }
+
+using CpuKernel = void (*)(const Tensor&, const OpContext&);
+
+// The CPU's op table (backend/op_table.h): the kernel of every op and key type it runs, and how.
+OpTable<CpuKernel> make_op_table() {
+  OpTable<CpuKernel> table;
+  const KernelSet& kernels = active_kernels();
+  for (const DTypeTraits& traits : all_dtypes()) {
+    const DType type = traits.type;
+    table.add(Op::kLeaf, type, ExecutionPath::kDirect, nullptr);
+    table.add(Op::kView, type, ExecutionPath::kDirect, nullptr);
+    if (has_dequantizer(type)) {
+      // Repacked at load into 16-row groups where the CPU's kernels have a packed layout; else
+      // on the file's blocks with the reference dot product, or row by row widened to F32
+      // (never the whole matrix expanded). run_mul_mat and run_get_rows find a weight's packed
+      // copy by its address.
+      const bool packed = gemm_kernel(kernels, type) != nullptr && has_packed_layout(type);
+      const bool dots = reference_vec_dot(type) != nullptr || type == DType::F32;
+      const ExecutionPath product = packed ? ExecutionPath::kRepacked
+                                    : dots ? ExecutionPath::kDirect
+                                           : ExecutionPath::kDequantized;
+      table.add(Op::kMatMul, type, product, run_mul_mat);
+      table.add(Op::kGetRows, type, packed ? ExecutionPath::kRepacked : ExecutionPath::kDirect, run_get_rows);
+    }
+    if (row_writer(type) != nullptr) {
+      table.add(Op::kCopy, type, ExecutionPath::kDirect, run_copy);
+      table.add(Op::kStoreRows, type, ExecutionPath::kDirect, run_store_rows);
+    }
+  }
+  for (DType cache : {DType::F32, DType::F16, DType::BF16}) {
+    table.add(Op::kAttention, cache, ExecutionPath::kDirect, run_attention);
+    table.add(Op::kRopeShift, cache, ExecutionPath::kDirect, run_rope_shift);
+  }
+  const std::pair<Op, CpuKernel> float_ops[] = {
+      {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},       {Op::kAdd, run_binary},
+      {Op::kMul, run_binary},       {Op::kScale, run_unary},     {Op::kSilu, run_unary},
+      {Op::kGelu, run_unary},       {Op::kSwiGlu, run_gated},    {Op::kGeGlu, run_gated},
+      {Op::kRope, run_rope},        {Op::kSoftmax, run_softmax},
+  };
+  for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
+  return table;
+}
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : pool_(threads), scratch_(static_cast<size_t>(pool_.size())) {}
+  explicit CpuBackend(int threads)
+      : pool_(threads), scratch_(static_cast<size_t>(pool_.size())), table_(make_op_table()) {}
 
   std::string_view name() const override { return "cpu"; }
   int threads() const override { return pool_.size(); }
+  const OpCapabilities& ops() const override { return table_; }
 
-  ExecutionPath path(Op op, DType weight_type) const override {
-    switch (op) {
-      case Op::kMatMul:
-      case Op::kGetRows:
-        // Repacked at load into 16-row groups where the CPU's kernels have a packed layout;
-        // otherwise row by row on the file's blocks (never the whole matrix expanded).
-        if (gemm_kernel(active_kernels(), weight_type) != nullptr && has_packed_layout(weight_type)) {
-          return ExecutionPath::kRepacked;
-        }
-        return has_dequantizer(weight_type) ? ExecutionPath::kDirect : ExecutionPath::kUnsupported;
-      default: return ExecutionPath::kUnsupported;
-    }
+  Result<std::unique_ptr<Buffer>> allocate(BufferUsage usage, size_t bytes) override {
+    return allocate_host_buffer(name(), usage, bytes);
   }
 
-  Status prepare_weight(Tensor* weight) override { return packed_.pack(weight, active_kernels(), &pool_); }
+  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
+    const void* file_bytes = weight->data;
+    SINTER_TRY(packed_.pack(weight, active_kernels(), &pool_));
+    std::unique_ptr<Buffer> buffer =
+        weight->data != file_bytes
+            ? wrap_host_bytes(name(), BufferKind::kHostRepacked, weight->data,
+                              packed_bytes(*packed_.find(weight->data)))
+            : wrap_host_bytes(name(), BufferKind::kHostMapped, weight->data, weight->bytes());
+    bind_tensor(*weight, *buffer, 0);
+    return buffer;
+  }
 
-  size_t scratch_bytes(const Graph& graph) const override {
+  size_t scratch_bytes(std::span<Tensor* const> nodes) const override {
     size_t floats = 0, shared = 0;
-    for (const Tensor* node : graph.nodes()) {
+    for (const Tensor* node : nodes) {
       floats = std::max(floats, scratch_floats(*node));
       shared = std::max(shared, shared_scratch_bytes(*node));
     }
     return floats * sizeof(float) * static_cast<size_t>(pool_.size()) + shared;
   }
 
-  Status compute(Graph& graph) override {
-    SINTER_TRY(check_supported(graph));
+  Status compute(const Graph& graph, std::span<Tensor* const> nodes) override {
+    for (const Tensor* node : nodes) {
+      if (!table_.supports(*node)) return unsupported_node(name(), *node);
+    }
     size_t floats = 0, shared = 0;
-    for (const Tensor* node : graph.nodes()) {
+    for (const Tensor* node : nodes) {
       floats = std::max(floats, scratch_floats(*node));
       shared = std::max(shared, shared_scratch_bytes(*node));
     }
@@ -73,21 +122,21 @@ class CpuBackend final : public Backend {
     }
     if (shared_.size() < shared + 64) shared_.resize(shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
-    plan_steps(graph);
+    plan_steps(nodes);
     const auto run_all = [&](const ThreadContext& thread) {
       OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
       for (const Step& step : steps_) {
         if (step.weights[0] != nullptr) {  // packed products, one or a run
           run_mul_mat_run(step.weights, step.nodes, step.count, ctx);
-        } else if (!run_node(*step.nodes[0], ctx)) {
-          continue;
+        } else {
+          step.kernel(*step.nodes[0], ctx);
         }
         thread.barrier();
       }
     };
     // A pass too small to share (a tiny model's generation step) runs on the calling thread:
     // a barrier per op would cost more than the work. Results do not depend on the thread count.
-    if (pool_.size() > 1 && matmul_flops(graph) < kSingleThreadFlops) {
+    if (pool_.size() > 1 && matmul_flops(nodes) < kSingleThreadFlops) {
       run_all(ThreadContext{0, 1, nullptr});
     } else {
       pool_.run(run_all);
@@ -96,32 +145,6 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Returns false for nodes that compute nothing (leaves and views).
-  static bool run_node(const Tensor& node, const OpContext& ctx) {
-    switch (node.op) {
-      case Op::kLeaf:
-      case Op::kView: return false;
-      case Op::kGetRows: run_get_rows(node, ctx); break;
-      case Op::kMatMul: run_mul_mat(node, ctx); break;
-      case Op::kRmsNorm: run_rms_norm(node, ctx); break;
-      case Op::kNorm: run_norm(node, ctx); break;
-      case Op::kAdd:
-      case Op::kMul: run_binary(node, ctx); break;
-      case Op::kScale:
-      case Op::kSilu:
-      case Op::kGelu: run_unary(node, ctx); break;
-      case Op::kSwiGlu:
-      case Op::kGeGlu: run_gated(node, ctx); break;
-      case Op::kRope: run_rope(node, ctx); break;
-      case Op::kRopeShift: run_rope_shift(node, ctx); break;
-      case Op::kStoreRows: run_store_rows(node, ctx); break;
-      case Op::kAttention: run_attention(node, ctx); break;
-      case Op::kCopy: run_copy(node, ctx); break;
-      case Op::kSoftmax: run_softmax(node, ctx); break;
-    }
-    return true;
-  }
-
   // One step per node that computes, except that consecutive matrix products of packed weights
   // reading the same activations become one step (run_mul_mat_run runs every packed product). Rebuilt every
   // pass (a scan of the nodes; the vector keeps its capacity, so nothing is allocated per token).
@@ -129,11 +152,13 @@ class CpuBackend final : public Backend {
     const Tensor* nodes[kMaxMatMulRun];
     const PackedMatrix* weights[kMaxMatMulRun];  // packed weights of matrix products, else null
     int count;
+    CpuKernel kernel;  // the table's, for a single node
   };
-  void plan_steps(const Graph& graph) {
+  void plan_steps(std::span<Tensor* const> nodes) {
     steps_.clear();
-    for (const Tensor* node : graph.nodes()) {
-      if (node->op == Op::kLeaf || node->op == Op::kView) continue;
+    for (const Tensor* node : nodes) {
+      const CpuKernel kernel = table_.kernel(*node);
+      if (kernel == nullptr) continue;  // leaves and views compute nothing
       const PackedMatrix* weight = node->op == Op::kMatMul ? packed_.find(node->src[0]->data) : nullptr;
       if (weight != nullptr && !steps_.empty() && steps_.back().weights[0] != nullptr) {
         Step& last = steps_.back();
@@ -144,24 +169,8 @@ class CpuBackend final : public Backend {
           continue;
         }
       }
-      steps_.push_back(Step{{node}, {weight}, 1});
+      steps_.push_back(Step{{node}, {weight}, 1, kernel});
     }
-  }
-
-  Status check_supported(const Graph& graph) const {
-    for (const Tensor* node : graph.nodes()) {
-      if ((node->op == Op::kMatMul || node->op == Op::kGetRows) &&
-          path(node->op, node->src[0]->type) == ExecutionPath::kUnsupported) {
-        return make_error(ErrorCode::kUnsupported, "cpu backend cannot run ", op_name(node->op), " on ",
-                          dtype_name(node->src[0]->type), " weights (", node->src[0]->name, ")");
-      }
-      const bool converts = node->op == Op::kCopy || node->op == Op::kStoreRows || node->op == Op::kRopeShift;
-      if (converts && row_writer(node->type) == nullptr) {
-        return make_error(ErrorCode::kUnsupported, "cpu backend cannot write ", dtype_name(node->type), " (",
-                          node->name, ")");
-      }
-    }
-    return ok_status();
   }
 
   ThreadPool pool_;
@@ -169,6 +178,7 @@ class CpuBackend final : public Backend {
   std::vector<Scratch> scratch_;
   std::vector<uint8_t> shared_;
   std::vector<Step> steps_;
+  OpTable<CpuKernel> table_;
 };
 
 const BackendRegistration kCpu{"cpu", [](const BackendOptions& options) -> Result<std::unique_ptr<Backend>> {

@@ -1,6 +1,6 @@
 // Attention over the KV cache, and the writes that fill it.
 //
-// Each (token, head) is computed on its own, over the cells the AttentionIndex lists for the
+// Each (token, head) is computed on its own, over the cells the attention index lists for the
 // token, in position order. The result depends only on the token's sequence, never on
 // what else is in the batch or where in the cache the cells are.
 #include <algorithm>
@@ -53,10 +53,13 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const Tensor& q = *dst.src[0];
   const Tensor& k = *dst.src[1];
   const Tensor& v = *dst.src[2];
-  const AttentionIndex& index = ctx.graph.attention_indices()[static_cast<size_t>(dst.params[2])];
   const int64_t head_dim = q.ne[0];
   const int64_t n_head = q.ne[1];
   const int64_t n_tokens = q.ne[2];
+  // The index input (graph.h): begin[t], end[t], then the cells.
+  const auto* index_begin = dst.src[3]->data_as<const int32_t>();
+  const int32_t* index_end = index_begin + n_tokens;
+  const int32_t* index_cells = index_begin + 2 * n_tokens;
   const AttentionCacheHeads heads = attention_cache_heads(k, v, head_dim);
   const int64_t n_head_kv = heads.n_head_kv;
   const int64_t head_dim_v = heads.head_dim_v;
@@ -89,17 +92,15 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   int32_t cell_counts[kMaxQuerySlots];
   int64_t unit = 0;
   for (int64_t t = 0; t < n_tokens;) {
-    const int32_t begin = index.begin[static_cast<size_t>(t)];
+    const int32_t begin = index_begin[t];
     int32_t tokens = 1;
-    while (tokens < max_tokens && t + tokens < n_tokens &&
-           index.begin[static_cast<size_t>(t + tokens)] == begin)
-      ++tokens;
+    while (tokens < max_tokens && t + tokens < n_tokens && index_begin[t + tokens] == begin) ++tokens;
     for (int64_t g = 0; g < n_head_kv; ++g, ++unit) {
       if (unit % ctx.thread.count != ctx.thread.index) continue;
-      for (int32_t i = 0; i < tokens; ++i) cell_counts[i] = index.end[static_cast<size_t>(t + i)] - begin;
+      for (int32_t i = 0; i < tokens; ++i) cell_counts[i] = index_end[t + i] - begin;
       args.keys = head_rows(k, head_dim, heads.per_row, g);
       args.values = head_rows(v, head_dim_v, heads.per_row, g);
-      args.cells = index.cells.data() + begin;
+      args.cells = index_cells + begin;
       args.tokens = tokens;
       args.cell_counts = cell_counts;
       for (int64_t first = 0; first < group; first += heads_per_call) {

@@ -1,0 +1,37 @@
+// Which op consumes each weight of a model: a weight is asked about with the op that uses it (an
+// embedding table with get_rows, a projection with mul_mat, a norm weight with mul), so that
+// loading, placement and the diagnosis ask a backend's op table the right question.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "backend/backend.h"
+#include "model/model.h"
+
+namespace sinter {
+
+struct WeightUse {
+  Op op = Op::kLeaf;
+  DType key = DType::F32;  // op_key_type of the consuming node
+};
+
+// Where a weight goes (or went, at load) and how its consumer runs on it.
+struct WeightPlacement {
+  std::string name;
+  DType type = DType::F32;
+  Op consumer = Op::kLeaf;  // kLeaf: no op of the forward pass reads it
+  std::string backend;
+  ExecutionPath path = ExecutionPath::kUnsupported;
+  BufferKind buffer = BufferKind::kHostMapped;
+};
+
+// Which backend a weight of this use goes to: the primary where its table supports the use,
+// else the fallback (may be null); null when neither does.
+const Backend* backend_for_weight(const WeightUse& use, const Backend& primary, const Backend* fallback);
+
+// Found in a one-token forward pass (no memory is allocated); weights the pass never reads are
+// absent. Keys are the model's weight tensors.
+Result<std::unordered_map<const Tensor*, WeightUse>> weight_uses(const Model& model);
+
+}  // namespace sinter
