@@ -83,12 +83,13 @@ Status LoadedModel::load_weights() {
       backend = chosen == fallback_.get() ? fallback_.get() : backend_.get();
       placement.path = backend->path(use->second.op, use->second.key);
     }
-    const void* file_bytes = weight.data;
-    const size_t size = weight.bytes();
     SINTER_ASSIGN(std::unique_ptr<Buffer> buffer, backend->load_weight(&weight));
     // Repacked or copied: the backend reads only its own copy from now on, so the file's pages
     // of this tensor need not stay resident (the process would otherwise hold both, ~2x the file).
-    if (weight.data != file_bytes) file_->release_payload(file_bytes, size);
+    if (buffer->kind() != BufferKind::kHostMapped) {
+      if (const GgufTensorInfo* info = file_->find_tensor(weight.name))
+        file_->release_payload(info->data, info->bytes);
+    }
     placement.backend = std::string(backend->name());
     placement.buffer = buffer->kind();
     placements_.push_back(std::move(placement));

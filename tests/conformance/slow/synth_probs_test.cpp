@@ -1,5 +1,5 @@
 // Next-token probabilities of random-weight llama models against llama.cpp at every position
-// of a 72-token sequence, for each weight type, within the bounds of docs/DESIGN.md:
+// of a 72-token sequence, for each weight type and backend, within the bounds of docs/DESIGN.md:
 // F32: max |Δp| ≤ 1e-4; F16, BF16 and quantized: mean KL(oracle ‖ sinter) ≤ 5e-4,
 // max |Δp| ≤ 1e-2, top-1 agreement ≥ 90 %.
 #include <gtest/gtest.h>
@@ -23,7 +23,8 @@ struct Shape {
 };
 
 const Shape kShapes[] = {
-    {"gqa2", "--dims small --n-embd 256 --n-head 8 --n-head-kv 4 --n-layer 2 --n-ff 512 --n-vocab 1024", 1024},
+    {"gqa2", "--dims small --n-embd 256 --n-head 8 --n-head-kv 4 --n-layer 2 --n-ff 512 --n-vocab 1024",
+     1024},
     {"mqa", "--dims small --n-embd 128 --n-head 4 --n-head-kv 1 --n-layer 3 --n-ff 384 --n-vocab 600", 600},
 };
 
@@ -32,8 +33,9 @@ std::string model_path(const Shape& shape, const std::string& type) {
   const std::string key = std::string(shape.name) + "-" + type;
   if (made.count(key) != 0) return made[key];
   const std::string path = testing::scratch_dir() + "/../" + key + ".gguf";
-  const auto result = testing::run_command(testing::shell_quote(testing::sinter_binary()) + " synth llama " +
-                                           testing::shell_quote(path) + " " + shape.flags + " --seed 11 --type " + type);
+  const auto result =
+      testing::run_command(testing::shell_quote(testing::sinter_binary()) + " synth llama " +
+                           testing::shell_quote(path) + " " + shape.flags + " --seed 11 --type " + type);
   EXPECT_EQ(result.exit_status, 0) << result.err;
   return made[key] = path;
 }
@@ -44,9 +46,10 @@ std::vector<int> sequence(int n_vocab) {
   return ids;
 }
 
-Distribution sinter_probs(const std::string& model, const std::vector<int>& ids) {
-  const auto result = testing::run_command(testing::shell_quote(testing::sinter_binary()) + " probs " +
-                                           testing::shell_quote(model) + " " + testing::join_ids(ids));
+Distribution sinter_probs(const std::string& model, const std::string& backend, const std::vector<int>& ids) {
+  const auto result =
+      testing::run_command(testing::shell_quote(testing::sinter_binary()) + " probs --backend " + backend +
+                           " " + testing::shell_quote(model) + " " + testing::join_ids(ids));
   EXPECT_EQ(result.exit_status, 0) << result.err;
   Distribution out;
   for (const auto& position : nlohmann::json::parse(result.out)) {
@@ -71,24 +74,35 @@ Agreement compare(const Distribution& oracle, const Distribution& ours) {
       if (p > 0) kl += p * std::log(p / std::max(mine[id], 1e-30));
     }
     a.mean_kl += kl / static_cast<double>(oracle.size());
-    a.top1 += (oracle[i].front().first == ours[i].front().first) ? 1.0 / static_cast<double>(oracle.size()) : 0.0;
+    a.top1 +=
+        (oracle[i].front().first == ours[i].front().first) ? 1.0 / static_cast<double>(oracle.size()) : 0.0;
   }
   return a;
 }
 
-class SynthProbs : public ::testing::TestWithParam<std::tuple<int, const char*>> {};
+// The oracle's distributions for a model, asked once for all backends.
+const Distribution& oracle_distribution(const std::string& model, const std::vector<int>& ids) {
+  static std::map<std::string, Distribution> distributions;
+  auto it = distributions.find(model);
+  if (it == distributions.end()) it = distributions.emplace(model, testing::oracle_probs(model, ids)).first;
+  return it->second;
+}
+
+class SynthProbs : public ::testing::TestWithParam<std::tuple<const char*, int, const char*>> {};
 
 TEST_P(SynthProbs, WithinTheBoundsAgainstTheOracle) {
-  const Shape& shape = kShapes[std::get<0>(GetParam())];
-  const std::string type = std::get<1>(GetParam());
+  const std::string backend = std::get<0>(GetParam());
+  const Shape& shape = kShapes[std::get<1>(GetParam())];
+  const std::string type = std::get<2>(GetParam());
   const std::string model = model_path(shape, type);
   const auto ids = sequence(shape.n_vocab);
-  const Distribution oracle = testing::oracle_probs(model, ids);
-  const Distribution ours = sinter_probs(model, ids);
+  const Distribution& oracle = oracle_distribution(model, ids);
+  const Distribution ours = sinter_probs(model, backend, ids);
   const Agreement a = compare(oracle, ours);
   RecordProperty("max_dp", std::to_string(a.max_dp));
   RecordProperty("mean_kl", std::to_string(a.mean_kl));
-  std::printf("%s %s: max|dp| %.3g, mean KL %.3g, top-1 %.3f\n", shape.name, type.c_str(), a.max_dp, a.mean_kl, a.top1);
+  std::printf("%s %s %s: max|dp| %.3g, mean KL %.3g, top-1 %.3f\n", backend.c_str(), shape.name, type.c_str(),
+              a.max_dp, a.mean_kl, a.top1);
   if (type == "f32") {
     EXPECT_LE(a.max_dp, 1e-4);
   } else {
@@ -99,8 +113,9 @@ TEST_P(SynthProbs, WithinTheBoundsAgainstTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, SynthProbs,
-                         ::testing::Combine(::testing::Values(0, 1),
-                                            ::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K")));
+                         ::testing::Combine(::testing::Values("cpu", "reference"), ::testing::Values(0, 1),
+                                            ::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0", "q4_K",
+                                                              "q6_K")));
 
 }  // namespace
 }  // namespace sinter
