@@ -469,3 +469,34 @@ TEST(OllamaTemplates, GoTemplateInARequest) {
 
 }  // namespace
 }  // namespace sinter::testing
+
+namespace sinter::testing {
+namespace {
+
+// `sinter serve --backend reference` serves the same greedy tokens as the CPU backend, several
+// requests at once (one forward pass for both sequences).
+TEST(ServeBackend, TheReferenceBackendServesTheCpusTokens) {
+  const Json request{{"model", "stories260K"},
+                     {"prompt", "Once upon a time"},
+                     {"stream", false},
+                     {"options", {{"num_predict", 24}, {"temperature", 0}}}};
+  std::vector<Json> contexts;
+  for (const char* backend : {"cpu", "reference"}) {
+    auto server =
+        ServerProcess::start({"-m", stories_model(), "-t", "1", "--parallel", "2", "--backend", backend});
+    ASSERT_NE(server, nullptr);
+    HttpAnswer first, second;
+    std::thread other([&] { second = http_post(*server, "/api/generate", request); });
+    first = http_post(*server, "/api/generate", request);
+    other.join();
+    ASSERT_EQ(first.status, 200) << first.body;
+    ASSERT_EQ(second.status, 200) << second.body;
+    EXPECT_EQ(first.json()["context"], second.json()["context"]);
+    contexts.push_back(first.json()["context"]);
+  }
+  EXPECT_EQ(contexts[0], contexts[1]);
+  EXPECT_EQ(contexts[0].size(), 5u + 24u);  // BOS and 4 prompt tokens, then 24 generated
+}
+
+}  // namespace
+}  // namespace sinter::testing
