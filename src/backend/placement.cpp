@@ -1,5 +1,7 @@
 #include "backend/placement.h"
 
+#include <algorithm>
+
 namespace sinter {
 namespace {
 
@@ -37,13 +39,21 @@ Result<Placement> Placement::place(const Graph& graph, Backend& primary, Backend
     owner[i] = backend;
   }
   // Leaves and views join the segment around them.
+  placement.backends_.push_back(&primary);
+  placement.node_backends_.assign(nodes.size(), 0);
   Backend* current = &primary;
   size_t begin = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (owner[i] == nullptr || owner[i] == current) continue;
-    if (i > begin) placement.segments_.push_back({current, std::span(nodes).subspan(begin, i - begin)});
-    current = owner[i];
-    begin = i;
+    if (owner[i] != nullptr && owner[i] != current) {
+      if (i > begin) placement.segments_.push_back({current, std::span(nodes).subspan(begin, i - begin)});
+      current = owner[i];
+      begin = i;
+      if (std::find(placement.backends_.begin(), placement.backends_.end(), current) ==
+          placement.backends_.end())
+        placement.backends_.push_back(current);
+    }
+    const auto position = std::find(placement.backends_.begin(), placement.backends_.end(), current);
+    placement.node_backends_[i] = static_cast<int>(position - placement.backends_.begin());
   }
   if (nodes.size() > begin) placement.segments_.push_back({current, std::span(nodes).subspan(begin)});
   return placement;

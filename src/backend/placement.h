@@ -6,10 +6,10 @@
 // the fallback (the CPU). Consecutive nodes of one backend form a segment; compute() runs the
 // segments in order, each backend its own.
 //
-// Every backend sinter has today works on host memory, so a segment reads its sources where
-// they are and no copies are needed; a node whose source lives in memory its backend cannot
-// address is refused here, by name, until a device backend brings the copy nodes
-// (docs/ADDING_A_BACKEND.md).
+// Each backend's nodes are planned in an arena of its own. Every backend sinter has today works
+// on host memory, so a segment reads its sources where they are and no copies are needed; a node whose source
+// lives in memory its backend cannot address is refused here, by name, until a device backend brings the copy
+// nodes (docs/ADDING_A_BACKEND.md).
 #pragma once
 
 #include <span>
@@ -30,6 +30,11 @@ class Placement {
   static Result<Placement> place(const Graph& graph, Backend& primary, Backend* fallback);
 
   const std::vector<GraphSegment>& segments() const { return segments_; }
+  // The backends the graph uses, the primary first, and for each node (by Tensor::index) the
+  // position of its backend in that list: the arena its result is planned in
+  // (graph/planner.h).
+  const std::vector<Backend*>& backends() const { return backends_; }
+  std::span<const int> node_backends() const { return node_backends_; }
   // Nodes each backend runs (for tests and the diagnosis).
   size_t nodes_on(const Backend& backend) const;
 
@@ -37,6 +42,8 @@ class Placement {
 
  private:
   std::vector<GraphSegment> segments_;
+  std::vector<Backend*> backends_;
+  std::vector<int> node_backends_;
 };
 
 }  // namespace sinter

@@ -76,10 +76,18 @@ class ArenaAllocator {
 
 }  // namespace
 
-MemoryPlan plan_memory(const Graph& graph) {
+MemoryPlan plan_memory(const Graph& graph, std::span<const int> arena_of_node) {
   const auto& nodes = graph.nodes();
   MemoryPlan plan;
   plan.offsets.assign(nodes.size(), SIZE_MAX);
+  plan.arena_of.assign(nodes.size(), 0);
+  int arena_count = 1;
+  for (const Tensor* t : nodes) {
+    if (t->role != TensorRole::kInput && static_cast<size_t>(t->index) < arena_of_node.size()) {
+      plan.arena_of[t->index] = arena_of_node[t->index];
+      arena_count = std::max(arena_count, arena_of_node[t->index] + 1);
+    }
+  }
 
   // Last reader of each storage root (by node index); outputs live to the end.
   std::vector<int32_t> last_use(nodes.size(), -1);
@@ -101,11 +109,14 @@ MemoryPlan plan_memory(const Graph& graph) {
     }
   }
 
-  ArenaAllocator arena;
+  std::vector<ArenaAllocator> arenas(static_cast<size_t>(arena_count));
+  const auto arena_for = [&](const Tensor* t) -> ArenaAllocator& {
+    return arenas[static_cast<size_t>(plan.arena_of[t->index])];
+  };
   // Inputs are written before the first node runs: allocate them all up front.
   for (const Tensor* t : nodes) {
     if (t->role == TensorRole::kInput) {
-      plan.offsets[t->index] = arena.allocate(align_up(t->bytes()));
+      plan.offsets[t->index] = arena_for(t).allocate(align_up(t->bytes()));
       plan.unplanned_bytes += align_up(t->bytes());
     }
   }
@@ -115,25 +126,30 @@ MemoryPlan plan_memory(const Graph& graph) {
   }
   for (const Tensor* t : nodes) {
     if (needs_storage(t) && t->role != TensorRole::kInput) {
-      plan.offsets[t->index] = arena.allocate(align_up(t->bytes()));
+      plan.offsets[t->index] = arena_for(t).allocate(align_up(t->bytes()));
       plan.unplanned_bytes += align_up(t->bytes());
       // A result nobody reads still needs its bytes while it is computed.
       if (last_use[t->index] < 0) dying_at[t->index].push_back(t->index);
     }
     // After this node runs, storage whose last reader it was can be reused.
     for (int32_t dead : dying_at[t->index]) {
-      arena.release(plan.offsets[dead], align_up(nodes[dead]->bytes()));
+      arena_for(nodes[dead]).release(plan.offsets[dead], align_up(nodes[dead]->bytes()));
     }
   }
-  plan.arena_bytes = align_up(arena.peak());
+  for (const ArenaAllocator& arena : arenas) {
+    plan.arenas.push_back(align_up(arena.peak()));
+    plan.arena_bytes += plan.arenas.back();
+  }
   return plan;
 }
 
-void bind_memory(Graph& graph, const MemoryPlan& plan, uint8_t* base, Buffer* arena) {
+void bind_memory(Graph& graph, const MemoryPlan& plan, std::span<uint8_t* const> bases,
+                 std::span<Buffer* const> arenas) {
   for (Tensor* t : graph.nodes()) {
     if (plan.offsets[t->index] != SIZE_MAX) {
-      t->data = base + plan.offsets[t->index];
-      t->buffer = arena;
+      const auto arena = static_cast<size_t>(plan.arena_of[t->index]);
+      t->data = bases[arena] + plan.offsets[t->index];
+      t->buffer = arenas[arena];
     }
   }
   // Views take their source's address (sources precede views in node order).

@@ -21,21 +21,29 @@ int64_t index_capacity_for(int64_t cells) {
   return std::max(kMinIndexCapacity, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(cells))));
 }
 
-// Plans a finalized graph's memory in an arena of the primary backend and places its nodes.
+// Places a finalized graph's nodes on the model's backends and plans each backend's nodes in an
+// arena of that backend.
 struct BoundGraph {
-  std::unique_ptr<Buffer> arena;
+  std::vector<std::unique_ptr<Buffer>> arenas;  // one per backend of the placement
   Placement placement;
 };
 Result<BoundGraph> bind_graph(Graph& graph, const LoadedModel& model, size_t* arena_bytes = nullptr) {
-  const MemoryPlan plan = plan_memory(graph);
   BoundGraph bound;
-  SINTER_ASSIGN(bound.arena, model.backend().allocate(BufferUsage::kCompute, plan.arena_bytes));
-  bind_memory(graph, plan, bound.arena->base(), bound.arena.get());
   SINTER_ASSIGN(bound.placement, model.place(graph));
+  const MemoryPlan plan = plan_memory(graph, bound.placement.node_backends());
+  std::vector<uint8_t*> bases;
+  std::vector<Buffer*> buffers;
+  for (size_t i = 0; i < plan.arenas.size(); ++i) {
+    SINTER_ASSIGN(std::unique_ptr<Buffer> arena,
+                  bound.placement.backends()[i]->allocate(BufferUsage::kCompute, plan.arenas[i]));
+    bases.push_back(arena->base());
+    buffers.push_back(arena.get());
+    bound.arenas.push_back(std::move(arena));
+  }
+  bind_memory(graph, plan, bases, buffers);
   if (arena_bytes != nullptr) *arena_bytes = plan.arena_bytes;
   return bound;
 }
-
 }  // namespace
 
 struct Context::PreparedGraph {

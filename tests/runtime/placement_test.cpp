@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/planner.h"
 #include "runtime/loaded_model.h"
 #include "sinter/engine.h"
 #include "support/test_paths.h"
@@ -91,6 +92,15 @@ TEST(Placement, UnsupportedOpsRunOnTheFallbackInSegments) {
   EXPECT_EQ(placement->segments()[1].backend->name(), "cpu");
   EXPECT_EQ(placement->segments()[2].backend->name(), "partial");
   EXPECT_EQ(placement->nodes_on(*(*loaded)->fallback()), 1u);
+  // Each backend's results are planned in its own arena; the batch input in the primary's.
+  ASSERT_EQ(placement->backends().size(), 2u);
+  const MemoryPlan plan = plan_memory(graph, placement->node_backends());
+  ASSERT_EQ(plan.arenas.size(), 2u);
+  for (const Tensor* node : graph.nodes()) {
+    EXPECT_EQ(plan.arena_of[static_cast<size_t>(node->index)], node->op == Op::kRmsNorm ? 1 : 0)
+        << node->name;
+  }
+  EXPECT_GE(plan.arenas[1], x->bytes());
 
   // Without a fallback the node is refused by name.
   auto alone = Placement::place(graph, (*loaded)->backend(), nullptr);
