@@ -5,48 +5,10 @@
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/row_kernels.h"
 #include "core/half.h"
+#include "graph/rope_angles.h"
 
 namespace sinter::cpu {
 namespace {
-
-constexpr float kPi = 3.14159265358979323846f;
-
-// Dimension index at which the rotation of a pair has done `n_rot` turns over the original
-// context (YaRN's correction range, from the paper's definition).
-float yarn_correction_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
-  return static_cast<float>(n_dims) * std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * kPi)) /
-         (2.0f * std::log(base));
-}
-
-// Fills cos_sin[2*k], cos_sin[2*k+1] for pairs k = 0..n_rot/2-1 at `position` (which may be a
-// negative delta for shifts). `magnitude` false leaves out YaRN's attention-magnitude factor.
-void rope_angles(const RopeParams& p, const float* freq_factors, float position, bool magnitude,
-                 float* cos_sin) {
-  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
-  float low = 0.0f, high = 0.0f;
-  if (p.ext_factor != 0.0f) {
-    low = std::max(0.0f, std::floor(yarn_correction_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base)));
-    high = std::min(static_cast<float>(p.n_rot - 1),
-                    std::ceil(yarn_correction_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base)));
-  }
-  float mscale = magnitude ? p.attn_factor : 1.0f;
-  if (p.ext_factor != 0.0f && magnitude) mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
-  float theta_base = position;
-  for (int i0 = 0; i0 < p.n_rot; i0 += 2) {
-    const float factor = freq_factors != nullptr ? freq_factors[i0 / 2] : 1.0f;
-    const float theta_extrap = theta_base / factor;
-    const float theta_interp = p.freq_scale * theta_extrap;
-    float theta = theta_interp;
-    if (p.ext_factor != 0.0f) {
-      const float y = (static_cast<float>(i0 / 2) - low) / std::max(0.001f, high - low);
-      const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
-      theta = theta_interp * (1.0f - ramp) + theta_extrap * ramp;
-    }
-    cos_sin[i0] = std::cos(theta) * mscale;
-    cos_sin[i0 + 1] = std::sin(theta) * mscale;
-    theta_base *= theta_scale;
-  }
-}
 
 // Rotates one head vector of head_dim values in place.
 void rotate_head(float* x, const float* cos_sin, int n_rot, bool neox) {

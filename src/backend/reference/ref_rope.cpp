@@ -11,69 +11,30 @@
 #include <vector>
 
 #include "backend/reference/reference_ops.h"
+#include "graph/rope_angles.h"
 
 namespace sinter::reference_backend {
 namespace {
 
-constexpr float kPi = 3.14159265358979323846f;
-
-// YaRN: the (fractional) pair index whose wavelength fits `rotations` turns into the original
-// context, n_rot · ln(n_ctx_orig / (2π · rotations)) / (2 · ln(base)).
-float yarn_dimension(int32_t n_rot, int32_t n_ctx_orig, float rotations, float base) {
-  return static_cast<float>(n_rot) * std::log(static_cast<float>(n_ctx_orig) / (rotations * 2.0f * kPi)) /
-         (2.0f * std::log(base));
-}
-
-// cos and sin of each pair's angle, times the magnitude factor.
-struct Rotation {
-  std::vector<float> cos, sin;  // [n_rot / 2]
-};
-
-// The rotation of each of the n_rot/2 pairs at `position` (a delta, possibly negative, for shifts).
-// `magnitude` false leaves out the attention-magnitude factors (a shift only rotates).
-Rotation rotation_at(const RopeParams& p, const Tensor* freq_factors, float position, bool magnitude) {
-  const int32_t pairs = p.n_rot / 2;
-  const bool yarn = p.ext_factor != 0.0f;
-  // Pairs below `low` keep the extrapolated (unscaled) angle, pairs above `high` the
-  // interpolated one, with a linear ramp between (YaRN's "NTK-by-parts").
-  float low = 0.0f, high = 0.0f;
-  if (yarn) {
-    low = std::max(0.0f, std::floor(yarn_dimension(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base)));
-    high = std::min(static_cast<float>(p.n_rot - 1),
-                    std::ceil(yarn_dimension(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base)));
+// cos and sin of each pair's angle (graph/rope_angles.h): [2k] and [2k + 1].
+std::vector<float> rotation_at(const RopeParams& p, const Tensor* freq_factors, float position,
+                               bool magnitude) {
+  std::vector<float> factors;
+  if (freq_factors != nullptr) {
+    for (int32_t k = 0; k < p.n_rot / 2; ++k) factors.push_back(f32_at(*freq_factors, k, 0));
   }
-  float mscale = magnitude ? p.attn_factor : 1.0f;
-  if (yarn && magnitude) mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
-
-  Rotation r;
-  r.cos.resize(static_cast<size_t>(pairs));
-  r.sin.resize(static_cast<size_t>(pairs));
-  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
-  float theta_base = position;  // position · theta_scale^k for pair k
-  for (int32_t k = 0; k < pairs; ++k) {
-    const float factor = freq_factors != nullptr ? f32_at(*freq_factors, k, 0) : 1.0f;
-    const float extrapolated = theta_base / factor;
-    const float interpolated = p.freq_scale * extrapolated;
-    float theta = interpolated;
-    if (yarn) {
-      const float y = (static_cast<float>(k) - low) / std::max(0.001f, high - low);
-      const float mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
-      theta = interpolated * (1.0f - mix) + extrapolated * mix;
-    }
-    r.cos[static_cast<size_t>(k)] = std::cos(theta) * mscale;
-    r.sin[static_cast<size_t>(k)] = std::sin(theta) * mscale;
-    theta_base *= theta_scale;
-  }
-  return r;
+  std::vector<float> cos_sin(static_cast<size_t>(p.n_rot));
+  rope_angles(p, freq_factors != nullptr ? factors.data() : nullptr, position, magnitude, cos_sin.data());
+  return cos_sin;
 }
 
 // Rotates the first n_rot values of one head in place: pair k is (2k, 2k+1), or with NeoX
 // (k, k + n_rot/2). Values from n_rot on are left as they are.
-void rotate_head(float* x, const Rotation& r, int32_t n_rot, bool neox) {
+void rotate_head(float* x, const std::vector<float>& cos_sin, int32_t n_rot, bool neox) {
   for (int32_t k = 0; k < n_rot / 2; ++k) {
     const int32_t a = neox ? k : 2 * k;
     const int32_t b = neox ? k + n_rot / 2 : 2 * k + 1;
-    const float c = r.cos[static_cast<size_t>(k)], s = r.sin[static_cast<size_t>(k)];
+    const float c = cos_sin[static_cast<size_t>(2 * k)], s = cos_sin[static_cast<size_t>(2 * k + 1)];
     const float x0 = x[a], x1 = x[b];
     x[a] = x0 * c - x1 * s;
     x[b] = x0 * s + x1 * c;
@@ -92,7 +53,8 @@ void rope(const Tensor& node) {
   std::vector<float> head(static_cast<size_t>(head_dim));
   for (int64_t i3 = 0; i3 < x.ne[3]; ++i3) {
     for (int64_t t = 0; t < x.ne[2]; ++t) {
-      const Rotation r = rotation_at(p, node.src[2], static_cast<float>(i32_at(positions, t)), true);
+      const std::vector<float> r =
+          rotation_at(p, node.src[2], static_cast<float>(i32_at(positions, t)), true);
       for (int64_t h = 0; h < x.ne[1]; ++h) {
         for (int64_t i = 0; i < head_dim; ++i) head[static_cast<size_t>(i)] = f32_at(x, i, h, t, i3);
         rotate_head(head.data(), r, p.n_rot, p.neox);
@@ -117,7 +79,7 @@ void rope_shift(const Tensor& node) {
   for (int64_t cell = 0; cell < node.ne[1]; ++cell) {
     const int32_t delta = i32_at(deltas, cell);
     if (delta == 0) continue;
-    const Rotation r = rotation_at(p, node.src[2], static_cast<float>(delta), false);
+    const std::vector<float> r = rotation_at(p, node.src[2], static_cast<float>(delta), false);
     for (int64_t i3 = 0; i3 < node.ne[3]; ++i3) {
       for (int64_t plane = 0; plane < node.ne[2]; ++plane) {
         read_row_f32(node, cell, plane, i3, row.data());
