@@ -15,6 +15,9 @@ void require(bool condition, const char* what, const Tensor* a, const Tensor* b 
 
 bool same_shape(const Tensor* a, const Tensor* b) { return a->ne == b->ne; }
 
+// Ops read their operands as contiguous rows: a strided view (a transpose) is copy()'d first.
+void require_contiguous(const Tensor* t, const char* what) { require(t->is_contiguous(), what, t); }
+
 // b broadcasts over a when each of b's dimensions is 1 or equal to a's.
 bool broadcasts(const Tensor* a, const Tensor* b) {
   for (int i = 0; i < kMaxDims; ++i) {
@@ -80,22 +83,28 @@ Tensor* Graph::input(const std::string& name, DType type, std::array<int64_t, kM
 
 Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
   require(ids->type == DType::I32 && ids->ne[1] == 1, "get_rows needs I32 ids [k]", ids);
+  require_contiguous(table, "get_rows of a strided view (copy it first)");
+  require_contiguous(ids, "get_rows ids must be contiguous");
   return new_node(Op::kGetRows, DType::F32, {table->ne[0], ids->ne[0], 1, 1}, {table, ids});
 }
 
 Tensor* Graph::mul_mat(Tensor* weight, Tensor* x) {
   require(weight->ne[0] == x->ne[0], "mul_mat inner dimensions differ", weight, x);
   require(x->type == DType::F32 && weight->ne[2] == 1 && weight->ne[3] == 1, "mul_mat operands", weight, x);
+  require_contiguous(weight, "mul_mat of a strided weight");
+  require_contiguous(x, "mul_mat of a strided view (copy it first)");
   return new_node(Op::kMatMul, DType::F32, {weight->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {weight, x});
 }
 
 Tensor* Graph::rms_norm(Tensor* x, float eps) {
+  require_contiguous(x, "rms_norm of a strided view (copy it first)");
   Tensor* t = new_node(Op::kRmsNorm, DType::F32, x->ne, {x});
   t->set_param_float(0, eps);
   return t;
 }
 
 Tensor* Graph::norm(Tensor* x, float eps) {
+  require_contiguous(x, "norm of a strided view (copy it first)");
   Tensor* t = new_node(Op::kNorm, DType::F32, x->ne, {x});
   t->set_param_float(0, eps);
   return t;
@@ -103,36 +112,49 @@ Tensor* Graph::norm(Tensor* x, float eps) {
 
 Tensor* Graph::add(Tensor* a, Tensor* b) {
   require(broadcasts(a, b), "add shapes", a, b);
+  require(a->is_contiguous() && b->is_contiguous(), "add of a strided view (copy it first)", a, b);
   return new_node(Op::kAdd, DType::F32, a->ne, {a, b});
 }
 
 Tensor* Graph::mul(Tensor* a, Tensor* b) {
   require(broadcasts(a, b), "mul shapes", a, b);
+  require(a->is_contiguous() && b->is_contiguous(), "mul of a strided view (copy it first)", a, b);
   return new_node(Op::kMul, DType::F32, a->ne, {a, b});
 }
 
 Tensor* Graph::scale(Tensor* a, float s) {
+  require_contiguous(a, "scale of a strided view (copy it first)");
   Tensor* t = new_node(Op::kScale, DType::F32, a->ne, {a});
   t->set_param_float(0, s);
   return t;
 }
 
-Tensor* Graph::silu(Tensor* a) { return new_node(Op::kSilu, DType::F32, a->ne, {a}); }
-Tensor* Graph::gelu(Tensor* a) { return new_node(Op::kGelu, DType::F32, a->ne, {a}); }
+Tensor* Graph::silu(Tensor* a) {
+  require_contiguous(a, "silu of a strided view (copy it first)");
+  return new_node(Op::kSilu, DType::F32, a->ne, {a});
+}
+
+Tensor* Graph::gelu(Tensor* a) {
+  require_contiguous(a, "gelu of a strided view (copy it first)");
+  return new_node(Op::kGelu, DType::F32, a->ne, {a});
+}
 
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
   require(same_shape(gate, up), "swiglu shapes", gate, up);
+  require(gate->is_contiguous() && up->is_contiguous(), "swiglu of a strided view (copy it first)", gate, up);
   return new_node(Op::kSwiGlu, DType::F32, gate->ne, {gate, up});
 }
 
 Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
   require(same_shape(gate, up), "geglu shapes", gate, up);
+  require(gate->is_contiguous() && up->is_contiguous(), "geglu of a strided view (copy it first)", gate, up);
   return new_node(Op::kGeGlu, DType::F32, gate->ne, {gate, up});
 }
 
 Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors) {
   require(positions->type == DType::I32 && positions->ne[0] == x->ne[2], "rope positions", x, positions);
   require(params.n_rot > 0 && params.n_rot <= x->ne[0] && params.n_rot % 2 == 0, "rope n_rot", x);
+  require(x->ne[3] == 1, "rope of a 4-D tensor (heads and tokens only)", x);
   Tensor* t = new_node(Op::kRope, DType::F32, x->ne, {x, positions, freq_factors});
   store_rope_params(t, params);
   t->params[kRopeHeadDim] = static_cast<int32_t>(x->ne[0]);
@@ -142,6 +164,7 @@ Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& params, Tens
 Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
   require(cache->ne[0] * cache->ne[2] * slots->ne[0] == rows->elements() && slots->type == DType::I32,
           "store_rows shapes", cache, rows);
+  require_contiguous(rows, "store_rows of a strided view (copy it first)");
   Tensor* t = new_node(Op::kStoreRows, cache->type, cache->ne, {cache, rows, slots});
   t->nb = cache->nb;
   t->view_source = cache;  // aliases the cache: nothing to allocate
@@ -179,7 +202,11 @@ Tensor* Graph::rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const
 }
 
 Tensor* Graph::softmax(Tensor* a, float scale, Tensor* mask) {
-  if (mask != nullptr) require(broadcasts(a, mask) && mask->type == DType::F32, "softmax mask", a, mask);
+  if (mask != nullptr) {
+    require(broadcasts(a, mask) && mask->type == DType::F32 && mask->is_contiguous(), "softmax mask", a,
+            mask);
+  }
+  require_contiguous(a, "softmax of a strided view (copy it first)");
   Tensor* t = new_node(Op::kSoftmax, DType::F32, a->ne, {a, mask});
   t->set_param_float(0, scale);
   return t;

@@ -76,6 +76,8 @@ class Graph {
   Tensor* input(const std::string& name, DType type, std::array<int64_t, kMaxDims> ne);
 
   // --- operations (each returns a new node) ---
+  // Operands are read as contiguous rows: a strided view (permute, transpose) must be copy()'d
+  // before any op but copy, rope and attention's query (a logic_error otherwise).
   Tensor* get_rows(Tensor* table, Tensor* ids);
   Tensor* mul_mat(Tensor* weight, Tensor* x);
   Tensor* rms_norm(Tensor* x, float eps);

@@ -39,15 +39,16 @@ OpTable<RefKernel> build_table() {
       const ExecutionPath path =
           reference_vec_dot(t.type) != nullptr ? ExecutionPath::kDirect : ExecutionPath::kDequantized;
       table.add(Op::kMatMul, t.type, path, mul_mat);
-      table.add(Op::kGetRows, t.type, path, get_rows);
-      // Copies to every type with a reference quantizer (from any readable source).
-      if (t.quantize != nullptr) table.add(Op::kCopy, t.type, ExecutionPath::kDirect, copy);
+      table.add(Op::kGetRows, t.type, ExecutionPath::kDirect, get_rows);  // rows widened as read
+      // Copies and cache writes to every type with a reference quantizer (from any readable
+      // source): the golden side of whatever another backend writes.
+      if (t.quantize != nullptr) {
+        table.add(Op::kCopy, t.type, ExecutionPath::kDirect, copy);
+        table.add(Op::kStoreRows, t.type, ExecutionPath::kDirect, store_rows);
+      }
     }
   }
-  for (DType type : kCacheTypes) {
-    table.add(Op::kStoreRows, type, ExecutionPath::kDirect, store_rows);
-    table.add(Op::kRopeShift, type, ExecutionPath::kDirect, rope_shift);
-  }
+  for (DType type : kCacheTypes) table.add(Op::kRopeShift, type, ExecutionPath::kDirect, rope_shift);
   for (DType type : kAttentionCacheTypes) table.add(Op::kAttention, type, ExecutionPath::kDirect, attention);
   for (const F32Op& op : kF32Ops) table.add(op.op, DType::F32, ExecutionPath::kDirect, op.kernel);
   return table;
