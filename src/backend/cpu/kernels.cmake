@@ -10,7 +10,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
   set(sinter_avx2_sources
     cpu/avx2/quantize_avx2.cpp cpu/avx2/gemm_legacy_avx2.cpp cpu/avx2/gemm_k_avx2.cpp cpu/avx2/gemm_float_avx2.cpp)
   target_sources(sinter_backend_objects PRIVATE
-    cpu/avx512/kernels_avx512.cpp ${sinter_avx512_sources} cpu/avx2/kernels_avx2.cpp ${sinter_avx2_sources})
+    cpu/kernels_isa.cpp ${sinter_avx512_sources} ${sinter_avx2_sources})
   # GCC 12 warns about the _mm512_undefined_* values inside its own reduction intrinsics.
   set_source_files_properties(${sinter_avx512_sources} PROPERTIES COMPILE_OPTIONS
     "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx2;-mfma;-mf16c;-mbmi2;-Wno-maybe-uninitialized")

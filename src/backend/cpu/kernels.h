@@ -84,7 +84,7 @@ ColumnLayout column_layout(const ActivationFormat& format, int64_t n);
 void quantize_column_generic(const float* x, const ActivationFormat& format, const ColumnLayout& layout,
                              uint8_t* column);
 
-// Per-ISA kernel tables (kernels_avx2.cpp, kernels_avx512.cpp); null when not built.
+// Per-ISA kernel tables (kernels_isa.cpp); null when not built.
 const KernelSet* avx2_kernel_set();
 const KernelSet* avx512_kernel_set();
 

@@ -6,10 +6,12 @@
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
-#include "backend/cpu/avx2/vec_math_avx2.h"
+#include "backend/cpu/simd/isa_avx2.h"
 
 namespace sinter::cpu {
 namespace {
+
+using V = simd::Avx2;
 
 void widen(DType type, const uint8_t* row, float* out, int64_t n) {
   int64_t i = 0;
@@ -87,13 +89,13 @@ float exp_shifted(float* x, float shift, int64_t n) {
   __m256 sum = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(shift)));
+    const __m256 e = V::exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(shift)));
     _mm256_storeu_ps(x + i, e);
     sum = _mm256_add_ps(sum, e);
   }
   if (i < n) {
-    const __m256i m = tail_mask8(n - i);
-    const __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), _mm256_set1_ps(shift)));
+    const __m256i m = V::tail_mask(n - i);
+    const __m256 e = V::exp(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), _mm256_set1_ps(shift)));
     _mm256_maskstore_ps(x + i, m, e);
     sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(m)));
   }

@@ -370,30 +370,12 @@ struct IQ4XS : SuperBlock<kIQ4XSRecord> {
 
 }  // namespace
 
-void gemm_q4_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<ScaleMinK<false>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q5_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<ScaleMinK<true>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q6_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Q6K>(w, gb, ge, x, l, m, dst, stride);
-}
+SINTER_DEFINE_ISA_GEMM(gemm_q4_k, block_gemm<ScaleMinK<false>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q5_k, block_gemm<ScaleMinK<true>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q6_k, block_gemm<Q6K>)
 
-void gemm_q2_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Q2K>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q3_k(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Q3K>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_iq4_xs(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-                 int64_t m, float* dst, int64_t stride) {
-  block_gemm<IQ4XS>(w, gb, ge, x, l, m, dst, stride);
-}
+SINTER_DEFINE_ISA_GEMM(gemm_q2_k, block_gemm<Q2K>)
+SINTER_DEFINE_ISA_GEMM(gemm_q3_k, block_gemm<Q3K>)
+SINTER_DEFINE_ISA_GEMM(gemm_iq4_xs, block_gemm<IQ4XS>)
 
 }  // namespace sinter::cpu::avx2

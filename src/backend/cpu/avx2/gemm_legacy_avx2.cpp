@@ -181,29 +181,11 @@ struct Block32 {
 
 }  // namespace
 
-void gemm_q4_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<Q4_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q4_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<Q4_1Kernel>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q5_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<Q5_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q5_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<Q5_1Kernel>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q8_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<Q8_0Kernel>>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_iq4_nl(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-                 int64_t m, float* dst, int64_t stride) {
-  block_gemm<Block32<IQ4_NLKernel>>(w, gb, ge, x, l, m, dst, stride);
-}
+SINTER_DEFINE_ISA_GEMM(gemm_q4_0, block_gemm<Block32<Q4_0Kernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q4_1, block_gemm<Block32<Q4_1Kernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q5_0, block_gemm<Block32<Q5_0Kernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q5_1, block_gemm<Block32<Q5_1Kernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_q8_0, block_gemm<Block32<Q8_0Kernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_iq4_nl, block_gemm<Block32<IQ4_NLKernel>>)
 
 }  // namespace sinter::cpu::avx2

@@ -1,23 +1,18 @@
 // AVX-512 attention inner loop: 16 values per vector, masked tails; F16 widened with VCVTPH2PS,
 // BF16 by shifting into the top half of each float; the scores of 16 cells summed across lanes
 // together. One token over an F16 cache takes the direct forms (rows widened in registers).
-// gcc 12 warns that _mm512_undefined_ps()'s self-initialized value is used uninitialized wherever
-// an inlined unpack or shuffle takes it as its unused pass-through operand (a false positive; the
-// state that counts is the one at the header's lines).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "backend/cpu/attention_loop.h"
-#include "backend/cpu/avx512/vec_math_avx512.h"
+#include "backend/cpu/simd/intrinsics.h"
+#include "backend/cpu/simd/isa_avx512.h"
 
 namespace sinter::cpu {
 namespace {
+
+using V = simd::Avx512;
 
 __m512 widen16(DType type, const uint8_t* row, __mmask16 m) {
   if (type == DType::F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row));
@@ -38,7 +33,7 @@ void widen(DType type, const uint8_t* row, float* out, int64_t n) {
     }
   }
   for (; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
+    const __mmask16 m = V::tail_mask(n - i);
     _mm512_mask_storeu_ps(out + i, m, widen16(type, row + bytes * i, m));
   }
 }
@@ -67,8 +62,8 @@ __m512 sum_across(const __m512* v) {
 float exp_shifted(float* x, float shift, int64_t n) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(shift)));
+    const __mmask16 m = V::tail_mask(n - i);
+    const __m512 e = V::exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(shift)));
     _mm512_mask_storeu_ps(x + i, m, e);
     sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(m, e));
   }
@@ -78,7 +73,7 @@ float exp_shifted(float* x, float shift, int64_t n) {
 void scale(float* x, float factor, int64_t n) {
   const __m512 f = _mm512_set1_ps(factor);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
+    const __mmask16 m = V::tail_mask(n - i);
     _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), f));
   }
 }
@@ -88,7 +83,7 @@ float scale_max(float* x, float factor, int64_t n) {
   const __m512 f = _mm512_set1_ps(factor);
   __m512 m = _mm512_set1_ps(-INFINITY);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 k = V::tail_mask(n - i);
     const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), f);
     _mm512_mask_storeu_ps(x + i, k, v);
     m = _mm512_mask_max_ps(m, k, v, m);  // MAXPS gives its second operand when either is NaN
@@ -103,8 +98,8 @@ void accumulate(float* out, const float* rows, const float* weights, int64_t cou
     __mmask16 m[4];
     __m512 acc[4];
     for (int u = 0; u < 4; ++u) {
-      m[u] =
-          i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);  // all ones but at the end
+      m[u] = i + 16 * u < n ? V::tail_mask(n - i - 16 * u)
+                            : static_cast<__mmask16>(0);  // all ones but at the end
       acc[u] = _mm512_maskz_loadu_ps(m[u], out + i + 16 * u);
     }
     for (int64_t j = 0; j < count; ++j) {
@@ -145,7 +140,7 @@ void accumulate_held(float* out, int64_t out_stride, const Rows& rows, const flo
     __mmask16 m[4];
     __m512 acc[H][4];
     for (int u = 0; u < 4; ++u) {
-      m[u] = i + 16 * u < n ? tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);
+      m[u] = i + 16 * u < n ? V::tail_mask(n - i - 16 * u) : static_cast<__mmask16>(0);
       for (int h = 0; h < H; ++h) acc[h][u] = _mm512_maskz_loadu_ps(m[u], out + h * out_stride + i + 16 * u);
     }
     for (int64_t j = 0; j < count; ++j) {
@@ -209,7 +204,7 @@ void dots_pass(const float* q, int64_t n, const Rows& rows, int32_t count, float
           }
         } else {
           for (int64_t i = 0; i < n; i += 16) {
-            const __mmask16 m = tail_mask(n - i);
+            const __mmask16 m = V::tail_mask(n - i);
             const __m512 k = rows.load(j + r, i, m);
             for (int h = 0; h < H; ++h)
               acc[h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + h * n + i), k, acc[h]);
@@ -219,7 +214,7 @@ void dots_pass(const float* q, int64_t n, const Rows& rows, int32_t count, float
       for (int h = 0; h < H; ++h) v[h][r] = acc[h];
     }
     for (int h = 0; h < H; ++h)
-      _mm512_mask_storeu_ps(out + h * kCellBlock + j, tail_mask(here), sum_across(v[h]));
+      _mm512_mask_storeu_ps(out + h * kCellBlock + j, V::tail_mask(here), sum_across(v[h]));
   }
 }
 

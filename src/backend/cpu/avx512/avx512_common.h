@@ -3,19 +3,23 @@
 // in a generic file. Include only from files under src/backend/cpu/avx512/.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 #include <cstring>
 #include <utility>
 
-#include "backend/cpu/avx512/avx512_kernels.h"
+#include "backend/cpu/isa_kernels.h"
+#include "backend/cpu/simd/isa_avx512.h"
+#include "backend/cpu/simd/kernel_common.h"
 
 namespace sinter::cpu::avx512 {
 
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+using simd::Column;
+using simd::kPrefetchDistance;
+using simd::min64;
+using simd::over_columns;
+using simd::prefetch_lines;
 
 inline __m512i broadcast_i32(const void* p) {
   int32_t v;
@@ -24,9 +28,7 @@ inline __m512i broadcast_i32(const void* p) {
 }
 
 // 16 F16 values (one per row lane) widened.
-inline __m512 load_f16x16(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
+inline __m512 load_f16x16(const uint8_t* p) { return simd::Avx512::load_f16(p); }
 
 inline __m512i load_u8x16_as_i32(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -41,17 +43,7 @@ inline __m512i load_i8x16_as_i32(const uint8_t* p) {
 // with two cores sharing the memory bus gave Q4_0 generation +6 % over 2 KB (paired runs of
 // `sinter bench` on the 1.1 B model, 4 rounds) and left Q8_0 unchanged; the 4-bit kernels
 // consume bytes twice as fast per instruction, so 2 KB ahead left too little time for a miss.
-constexpr size_t kPrefetchDistance = 2048;
 constexpr size_t kRecordPrefetchDistance = 8192;
-// Into L1 (T0) by default; _MM_HINT_T1 asks into L2 only (see kL2PrefetchDistance). The hint is
-// an int: GCC's _MM_HINT_* are enumerators of its own `_mm_hint`, clang's are plain ints.
-template <int Hint = _MM_HINT_T0>
-inline void prefetch_lines(const uint8_t* p, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + o), static_cast<decltype(_MM_HINT_T0)>(Hint));
-  }
-}
-
 // Step `step` of `Steps` of a prefetch of the `Bytes` at p spread over a record's work: its share
 // of whole cache lines. Issued all at once at the start of a record, a K-quant super-block's
 // 21-53 lines filled the core's L1 miss buffers and stalled the loads of the record being
@@ -70,41 +62,8 @@ inline void prefetch_step(const uint8_t* p, int step) {
   }
 }
 
-// One activation column in the planar layout.
-struct Column {
-  const int8_t* q;
-  const float* d;
-  const int32_t* sums;  // or, for Q8_1, float s
-  Column(const uint8_t* base, const ColumnLayout& layout)
-      : q(reinterpret_cast<const int8_t*>(base)),
-        d(reinterpret_cast<const float*>(base + layout.scale_offset)),
-        sums(reinterpret_cast<const int32_t*>(base + layout.sum_offset)) {}
-};
-
 // Writes 16 row results (fewer in a group padded past n_out).
-inline void store_rows(float* out, __m512 v, int lanes) {
-  if (lanes == kGroupRows) {
-    _mm512_storeu_ps(out, v);
-  } else {
-    _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << lanes) - 1), v);
-  }
-}
-
-// Runs tile<N>(group, first column, ...) over all columns: N at a time, then the remainder.
-template <int N, class Tile>
-void over_columns(int64_t columns, Tile&& tile) {
-  int64_t c = 0;
-  for (; c + N <= columns; c += N) tile.template operator()<N>(c);
-  const int64_t rest = columns - c;
-  if constexpr (N > 1) {
-    if (rest > 0) {
-      [&]<int... I>(std::integer_sequence<int, I...>) {
-        ((rest == I + 1 ? (tile.template operator()<I + 1>(c), 0) : 0), ...);
-      }
-      (std::make_integer_sequence<int, N - 1>{});
-    }
-  }
-}
+inline void store_rows(float* out, __m512 v, int lanes) { simd::Avx512::store_lanes(out, v, lanes); }
 
 }  // namespace
 }  // namespace sinter::cpu::avx512

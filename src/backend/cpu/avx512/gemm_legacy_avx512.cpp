@@ -165,29 +165,11 @@ void gemm(const PackedMatrix& w, int64_t group_begin, int64_t group_end, const u
 
 }  // namespace
 
-void gemm_q4_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  gemm<Q4_0Decoder>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q4_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  gemm<Q4_1Decoder>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q5_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  gemm<Q5_0Decoder>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q5_1(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  gemm<Q5_1Decoder>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_q8_0(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-               int64_t m, float* dst, int64_t stride) {
-  gemm<Q8_0Decoder>(w, gb, ge, x, l, m, dst, stride);
-}
-void gemm_iq4_nl(const PackedMatrix& w, int64_t gb, int64_t ge, const uint8_t* x, const ColumnLayout& l,
-                 int64_t m, float* dst, int64_t stride) {
-  gemm<IQ4_NLDecoder>(w, gb, ge, x, l, m, dst, stride);
-}
+SINTER_DEFINE_ISA_GEMM(gemm_q4_0, gemm<Q4_0Decoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_q4_1, gemm<Q4_1Decoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_q5_0, gemm<Q5_0Decoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_q5_1, gemm<Q5_1Decoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_q8_0, gemm<Q8_0Decoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_iq4_nl, gemm<IQ4_NLDecoder>)
 
 }  // namespace sinter::cpu::avx512
