@@ -112,3 +112,36 @@ TEST(Graph, AttentionReadsItsKvHeadsFromEitherCacheLayout) {
 
 }  // namespace
 }  // namespace sinter
+
+namespace sinter {
+namespace {
+
+// Ops read contiguous rows: a strided view reaches them only through copy() (the CPU kernels
+// read rows, and a transposed operand would be read wrong, not refused).
+TEST(GraphContract, StridedViewsMustBeCopiedFirst) {
+  Graph graph;
+  Tensor* x = graph.input("x", DType::F32, {8, 4, 1, 1});
+  Tensor* w = graph.input("w", DType::F32, {4, 3, 1, 1});
+  Tensor* transposed = graph.transpose(x);  // [4, 8], strided
+  EXPECT_THROW(graph.rms_norm(transposed, 1e-5f), std::logic_error);
+  EXPECT_THROW(graph.norm(transposed, 1e-5f), std::logic_error);
+  EXPECT_THROW(graph.silu(transposed), std::logic_error);
+  EXPECT_THROW(graph.gelu(transposed), std::logic_error);
+  EXPECT_THROW(graph.scale(transposed, 2.0f), std::logic_error);
+  EXPECT_THROW(graph.softmax(transposed), std::logic_error);
+  EXPECT_THROW(graph.add(transposed, transposed), std::logic_error);
+  EXPECT_THROW(graph.mul(transposed, transposed), std::logic_error);
+  EXPECT_THROW(graph.swiglu(transposed, transposed), std::logic_error);
+  EXPECT_THROW(graph.mul_mat(w, transposed), std::logic_error);
+  Tensor* copied = graph.copy(transposed);
+  EXPECT_NO_THROW(graph.rms_norm(copied, 1e-5f));
+  EXPECT_NO_THROW(graph.mul_mat(w, copied));
+  Tensor* positions = graph.input("pos", DType::I32, {2, 1, 1, 1});
+  Tensor* four_d = graph.input("h", DType::F32, {8, 2, 2, 2});
+  RopeParams rope;
+  rope.n_rot = 8;
+  EXPECT_THROW(graph.rope(four_d, positions, rope), std::logic_error);
+}
+
+}  // namespace
+}  // namespace sinter
