@@ -74,7 +74,7 @@ Error Parser::fail_unknown_tag(const std::string* name) const {
     std::string looking;
     for (std::string_view token : end_token_stack_.back()) {
       if (!looking.empty()) looking += " or ";
-      looking += "'" + std::string(token) + "'";
+      looking.append("'").append(token).append("'");  // (GCC 12 warns falsely on "'" + string&&)
     }
     bool expected_elsewhere = false;
     if (name) {
