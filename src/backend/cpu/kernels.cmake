@@ -13,9 +13,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
     cpu/kernels_isa.cpp ${sinter_avx512_sources} ${sinter_avx2_sources})
   # GCC 12 warns about the _mm512_undefined_* values inside its own reduction intrinsics.
   set_source_files_properties(${sinter_avx512_sources} PROPERTIES COMPILE_OPTIONS
-    "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx2;-mfma;-mf16c;-mbmi2;-Wno-maybe-uninitialized")
+    "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx2;-mfma;-mf16c;-mbmi2;$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
   set_source_files_properties(${sinter_avx2_sources} PROPERTIES COMPILE_OPTIONS
-    "-mavx2;-mfma;-mf16c;-mbmi2;-Wno-maybe-uninitialized")
+    "-mavx2;-mfma;-mf16c;-mbmi2;$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
 else()
   target_sources(sinter_backend_objects PRIVATE cpu/kernels_none.cpp)
 endif()

@@ -9,7 +9,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
     cpu/avx2/row_avx2.cpp)
   target_sources(sinter_backend_objects PRIVATE ${sinter_vector_avx512_sources} ${sinter_vector_avx2_sources})
   set_source_files_properties(${sinter_vector_avx512_sources} PROPERTIES COMPILE_OPTIONS
-    "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx2;-mfma;-mf16c;-Wno-maybe-uninitialized")
+    "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx2;-mfma;-mf16c;$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
   set_source_files_properties(${sinter_vector_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
 else()
   target_sources(sinter_backend_objects PRIVATE cpu/vector_kernels_none.cpp)
