@@ -30,10 +30,6 @@ class WrappedHostBuffer final : public Buffer {
   uint8_t* bytes_;
 };
 
-size_t offset_in_buffer(const Tensor& t) {
-  return static_cast<size_t>(static_cast<const uint8_t*>(t.data) - t.buffer->base());
-}
-
 }  // namespace
 
 const char* buffer_kind_name(BufferKind kind) {
@@ -61,9 +57,14 @@ Result<std::unique_ptr<Buffer>> allocate_host_buffer(std::string_view backend, B
   return std::unique_ptr<Buffer>(std::make_unique<OwnedHostBuffer>(backend, std::move(memory).value()));
 }
 
-std::unique_ptr<Buffer> wrap_host_bytes(std::string_view backend, BufferKind kind, const void* bytes,
-                                        size_t size) {
-  return std::make_unique<WrappedHostBuffer>(backend, kind, bytes, size);
+std::unique_ptr<Buffer> adopt_host_bytes(std::string_view backend, BufferKind kind, Tensor& t, size_t size) {
+  auto buffer = std::make_unique<WrappedHostBuffer>(backend, kind, t.data, size);
+  bind_tensor(t, *buffer, 0);
+  return buffer;
+}
+
+size_t tensor_offset(const Tensor& t) {
+  return static_cast<size_t>(static_cast<const uint8_t*>(t.data) - t.buffer->base());
 }
 
 void bind_tensor(Tensor& t, Buffer& buffer, size_t offset) {
@@ -72,15 +73,15 @@ void bind_tensor(Tensor& t, Buffer& buffer, size_t offset) {
 }
 
 void tensor_set(Tensor& t, const void* src, size_t offset, size_t bytes) {
-  t.buffer->set(offset_in_buffer(t) + offset, src, bytes);
+  t.buffer->set(tensor_offset(t) + offset, src, bytes);
 }
 
 void tensor_get(const Tensor& t, void* dst, size_t offset, size_t bytes) {
-  t.buffer->get(offset_in_buffer(t) + offset, dst, bytes);
+  t.buffer->get(tensor_offset(t) + offset, dst, bytes);
 }
 
 void tensor_copy_within(Tensor& t, size_t dst_offset, size_t src_offset, size_t bytes) {
-  const size_t base = offset_in_buffer(t);
+  const size_t base = tensor_offset(t);
   t.buffer->copy(base + dst_offset, base + src_offset, bytes);
 }
 

@@ -63,12 +63,14 @@ class Buffer {
 // the others uninitialized and 64-byte aligned.
 Result<std::unique_ptr<Buffer>> allocate_host_buffer(std::string_view backend, BufferUsage usage,
                                                      size_t bytes);
-// Adopts bytes owned elsewhere (the mapped file, a backend's repacked store) without copying.
-std::unique_ptr<Buffer> wrap_host_bytes(std::string_view backend, BufferKind kind, const void* bytes,
-                                        size_t size);
+// Adopts the `size` bytes `t.data` points at, owned elsewhere (the mapped file, a backend's
+// repacked store), without copying, and binds `t` to the buffer at offset 0.
+std::unique_ptr<Buffer> adopt_host_bytes(std::string_view backend, BufferKind kind, Tensor& t, size_t size);
 
 // Points `t` at `offset` bytes into `buffer`.
 void bind_tensor(Tensor& t, Buffer& buffer, size_t offset);
+// Where `t`'s bytes start in its buffer.
+size_t tensor_offset(const Tensor& t);
 
 // The only access to tensor bytes above src/backend. `offset`/`bytes` are within the tensor's
 // bytes (a contiguous tensor's, or a view's span from its first byte).

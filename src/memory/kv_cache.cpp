@@ -81,19 +81,17 @@ Status KvCache::move_to(Backend& backend) {
   // Each head plane's rows of the cells that were ever used, through a host copy: the rest of
   // the new buffer stays zero and uncommitted.
   std::vector<uint8_t> staging;
-  // The tensors lie in the buffer as create() placed them: per layer keys, then values.
-  size_t offset = 0;
-  for (size_t il = 0; il < keys_.size(); ++il) {
-    for (Tensor* t : {&keys_[il], &values_[il]}) {
-      const size_t used = t->row_bytes() * static_cast<size_t>(high_water_);
+  for (std::vector<Tensor>* tensors : {&keys_, &values_}) {
+    for (Tensor& t : *tensors) {
+      const size_t offset = tensor_offset(t);
+      const size_t used = t.row_bytes() * static_cast<size_t>(high_water_);
       staging.resize(used);
-      for (int64_t head = 0; head < t->ne[2]; ++head) {
-        const size_t plane = offset + static_cast<size_t>(head) * t->nb[2];
+      for (int64_t head = 0; head < t.ne[2]; ++head) {
+        const size_t plane = offset + static_cast<size_t>(head) * t.nb[2];
         buffer_->get(plane, staging.data(), used);
         target->set(plane, staging.data(), used);
       }
-      bind_tensor(*t, *target, offset);
-      offset += t->nb[2] * static_cast<size_t>(t->ne[2]);
+      bind_tensor(t, *target, offset);
     }
   }
   buffer_ = std::move(target);

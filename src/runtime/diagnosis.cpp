@@ -67,22 +67,12 @@ void place_weights(Diagnosis& d, const Model& model, const Backend& primary) {
                                                   : create_backend("cpu", BackendOptions{1});
   const Backend* fallback_backend = fallback ? fallback->get() : nullptr;
   for (const Tensor& weight : model.weights()) {
-    WeightPlacement placement;
-    placement.name = weight.name;
-    placement.type = weight.type;
-    const auto use = uses->find(&weight);
-    if (use != uses->end()) {
-      placement.consumer = use->second.op;
-      const Backend* backend = backend_for_weight(use->second, primary, fallback_backend);
-      if (backend == nullptr) {
-        add(d, "error",
-            concat("tensor ", HParams::quote(weight.name), " has type ", dtype_name(weight.type),
-                   ", which the ", primary.name(), " backend cannot compute with (", op_name(use->second.op),
-                   ")"));
-      } else {
-        placement.backend = std::string(backend->name());
-        placement.path = backend->path(use->second.op, use->second.key);
-      }
+    WeightPlacement placement = place_weight(weight, *uses, primary, fallback_backend);
+    if (placement.consumer != Op::kLeaf && placement.backend.empty()) {
+      add(d, "error",
+          concat("tensor ", HParams::quote(weight.name), " has type ", dtype_name(weight.type),
+                 ", which the ", primary.name(), " backend cannot compute with (",
+                 op_name(placement.consumer), ")"));
     }
     d.weights.push_back(std::move(placement));
   }

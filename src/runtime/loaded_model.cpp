@@ -12,12 +12,6 @@ constexpr const char* kFallbackBackend = "cpu";
 
 }  // namespace
 
-LoadedModel::~LoadedModel() {
-  // Weights point into buffers the backends own or wrap: drop the model first.
-  model_.reset();
-  weight_buffers_.clear();
-}
-
 Result<std::shared_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const LoadOptions& options) {
   if (options.threads < 0 || options.threads > max_thread_count()) {
     return make_error(ErrorCode::kInvalidArgument, "threads must be between 0 (all cores) and ",
@@ -67,22 +61,14 @@ Result<std::shared_ptr<LoadedModel>> LoadedModel::bind(std::shared_ptr<GgufFile>
 Status LoadedModel::load_weights() {
   SINTER_ASSIGN(const auto uses, weight_uses(*model_));
   for (Tensor& weight : model_->weights()) {
-    const auto use = uses.find(&weight);
-    WeightPlacement placement;
-    placement.name = weight.name;
-    placement.type = weight.type;
-    Backend* backend = backend_.get();
-    if (use != uses.end()) {
-      placement.consumer = use->second.op;
-      const Backend* chosen = backend_for_weight(use->second, *backend_, fallback_.get());
-      if (chosen == nullptr) {
-        return make_error(ErrorCode::kUnsupported, "the ", backend_->name(), " backend cannot compute with ",
-                          dtype_name(weight.type), " weights (tensor '", weight.name, "', read by ",
-                          op_name(use->second.op), ")");
-      }
-      backend = chosen == fallback_.get() ? fallback_.get() : backend_.get();
-      placement.path = backend->path(use->second.op, use->second.key);
+    WeightPlacement placement = place_weight(weight, uses, *backend_, fallback_.get());
+    if (placement.consumer != Op::kLeaf && placement.backend.empty()) {
+      return make_error(ErrorCode::kUnsupported, "the ", backend_->name(), " backend cannot compute with ",
+                        dtype_name(weight.type), " weights (tensor '", weight.name, "', read by ",
+                        op_name(placement.consumer), ")");
     }
+    // A weight no op reads stays with the primary.
+    Backend* backend = fallback_ && placement.backend == fallback_->name() ? fallback_.get() : backend_.get();
     SINTER_ASSIGN(std::unique_ptr<Buffer> buffer, backend->load_weight(&weight));
     // Repacked or copied: the backend reads only its own copy from now on, so the file's pages
     // of this tensor need not stay resident (the process would otherwise hold both, ~2x the file).

@@ -27,7 +27,6 @@ class LoadedModel {
   // misshapen tensors, tensor types no backend can execute) or options that cannot be
   // honoured (a thread count outside 0..max_thread_count(), an unknown backend).
   static Result<std::shared_ptr<LoadedModel>> load(const std::string& path, const LoadOptions& options = {});
-  ~LoadedModel();
 
   // The same file bound again for another backend (the mapping is shared; weights are adopted,
   // copied or repacked by the new backend). This model is unchanged.

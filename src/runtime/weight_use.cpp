@@ -7,8 +7,8 @@
 
 namespace sinter {
 
-Result<std::unordered_map<const Tensor*, WeightUse>> weight_uses(const Model& model) {
-  std::unordered_map<const Tensor*, WeightUse> uses;
+Result<WeightUses> weight_uses(const Model& model) {
+  WeightUses uses;
   SINTER_ASSIGN(auto cache, KvCache::create(model.shape().kv_layers, 1, DType::F16, /*backend=*/nullptr));
   Graph graph;
   ForwardContext forward(graph, BatchShape{1, 1, 1}, *cache);
@@ -31,10 +31,22 @@ Result<std::unordered_map<const Tensor*, WeightUse>> weight_uses(const Model& mo
 
 namespace sinter {
 
-const Backend* backend_for_weight(const WeightUse& use, const Backend& primary, const Backend* fallback) {
-  if (primary.ops().supports(use.op, use.key)) return &primary;
-  if (fallback != nullptr && fallback->ops().supports(use.op, use.key)) return fallback;
-  return nullptr;
+WeightPlacement place_weight(const Tensor& weight, const WeightUses& uses, const Backend& primary,
+                             const Backend* fallback) {
+  WeightPlacement placement;
+  placement.name = weight.name;
+  placement.type = weight.type;
+  const auto use = uses.find(&weight);
+  if (use == uses.end()) return placement;
+  placement.consumer = use->second.op;
+  for (const Backend* backend : {&primary, fallback}) {
+    if (backend != nullptr && backend->ops().supports(use->second.op, use->second.key)) {
+      placement.backend = std::string(backend->name());
+      placement.path = backend->path(use->second.op, use->second.key);
+      break;
+    }
+  }
+  return placement;
 }
 
 }  // namespace sinter

@@ -26,12 +26,17 @@ struct WeightPlacement {
   BufferKind buffer = BufferKind::kHostMapped;
 };
 
-// Which backend a weight of this use goes to: the primary where its table supports the use,
-// else the fallback (may be null); null when neither does.
-const Backend* backend_for_weight(const WeightUse& use, const Backend& primary, const Backend* fallback);
+// Keys are the model's weight tensors.
+using WeightUses = std::unordered_map<const Tensor*, WeightUse>;
 
 // Found in a one-token forward pass (no memory is allocated); weights the pass never reads are
-// absent. Keys are the model's weight tensors.
-Result<std::unordered_map<const Tensor*, WeightUse>> weight_uses(const Model& model);
+// absent.
+Result<WeightUses> weight_uses(const Model& model);
+
+// Where a weight goes: the primary backend where its table supports the op reading the weight,
+// else the fallback (may be null). `backend` is left empty when the pass never reads the weight
+// (consumer kLeaf) or when neither backend can run its op.
+WeightPlacement place_weight(const Tensor& weight, const WeightUses& uses, const Backend& primary,
+                             const Backend* fallback);
 
 }  // namespace sinter

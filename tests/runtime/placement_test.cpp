@@ -38,9 +38,7 @@ class PartialBackend final : public Backend {
     return allocate_host_buffer(name(), usage, bytes);
   }
   Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
-    auto buffer = wrap_host_bytes(name(), BufferKind::kHostMapped, weight->data, weight->bytes());
-    bind_tensor(*weight, *buffer, 0);
-    return buffer;
+    return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
   }
   size_t scratch_bytes(std::span<Tensor* const>) const override { return 0; }
   Status compute(const Graph& graph, std::span<Tensor* const> nodes) override {

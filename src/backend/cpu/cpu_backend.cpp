@@ -88,41 +88,26 @@ class CpuBackend final : public Backend {
   }
 
   Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
-    const void* file_bytes = weight->data;
     SINTER_TRY(packed_.pack(weight, active_kernels(), &pool_));
-    std::unique_ptr<Buffer> buffer =
-        weight->data != file_bytes
-            ? wrap_host_bytes(name(), BufferKind::kHostRepacked, weight->data,
-                              packed_bytes(*packed_.find(weight->data)))
-            : wrap_host_bytes(name(), BufferKind::kHostMapped, weight->data, weight->bytes());
-    bind_tensor(*weight, *buffer, 0);
-    return buffer;
+    if (const PackedMatrix* packed = packed_.find(weight->data)) {
+      return adopt_host_bytes(name(), BufferKind::kHostRepacked, *weight, packed_bytes(*packed));
+    }
+    return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
   }
 
   size_t scratch_bytes(std::span<Tensor* const> nodes) const override {
-    size_t floats = 0, shared = 0;
-    for (const Tensor* node : nodes) {
-      floats = std::max(floats, scratch_floats(*node));
-      shared = std::max(shared, shared_scratch_bytes(*node));
-    }
-    return floats * sizeof(float) * static_cast<size_t>(pool_.size()) + shared;
+    const ScratchNeed need = scratch_need(nodes);
+    return need.floats * sizeof(float) * static_cast<size_t>(pool_.size()) + need.shared;
   }
 
   Status compute(const Graph& graph, std::span<Tensor* const> nodes) override {
-    for (const Tensor* node : nodes) {
-      if (!table_.supports(*node)) return unsupported_node(name(), *node);
-    }
-    size_t floats = 0, shared = 0;
-    for (const Tensor* node : nodes) {
-      floats = std::max(floats, scratch_floats(*node));
-      shared = std::max(shared, shared_scratch_bytes(*node));
-    }
+    SINTER_TRY(plan_steps(nodes));
+    const ScratchNeed need = scratch_need(nodes);
     for (auto& s : scratch_) {
-      if (s.floats.size() < floats) s.floats.resize(floats);
+      if (s.floats.size() < need.floats) s.floats.resize(need.floats);
     }
-    if (shared_.size() < shared + 64) shared_.resize(shared + 64);
+    if (shared_.size() < need.shared + 64) shared_.resize(need.shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
-    plan_steps(nodes);
     const auto run_all = [&](const ThreadContext& thread) {
       OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
       for (const Step& step : steps_) {
@@ -154,9 +139,11 @@ class CpuBackend final : public Backend {
     int count;
     CpuKernel kernel;  // the table's, for a single node
   };
-  void plan_steps(std::span<Tensor* const> nodes) {
+  // Refuses a node the table does not list (placement sends those elsewhere).
+  Status plan_steps(std::span<Tensor* const> nodes) {
     steps_.clear();
     for (const Tensor* node : nodes) {
+      if (!table_.supports(*node)) return unsupported_node(name(), *node);
       const CpuKernel kernel = table_.kernel(*node);
       if (kernel == nullptr) continue;  // leaves and views compute nothing
       const PackedMatrix* weight = node->op == Op::kMatMul ? packed_.find(node->src[0]->data) : nullptr;
@@ -171,6 +158,21 @@ class CpuBackend final : public Backend {
       }
       steps_.push_back(Step{{node}, {weight}, 1, kernel});
     }
+    return ok_status();
+  }
+
+  // The most scratch any of the nodes needs: floats per thread, and bytes all threads share.
+  struct ScratchNeed {
+    size_t floats = 0;
+    size_t shared = 0;
+  };
+  static ScratchNeed scratch_need(std::span<Tensor* const> nodes) {
+    ScratchNeed need;
+    for (const Tensor* node : nodes) {
+      need.floats = std::max(need.floats, scratch_floats(*node));
+      need.shared = std::max(need.shared, shared_scratch_bytes(*node));
+    }
+    return need;
   }
 
   ThreadPool pool_;

@@ -70,10 +70,7 @@ class ReferenceBackend final : public Backend {
 
   // The weight's bytes stay where they are in the mapped file.
   Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
-    std::unique_ptr<Buffer> buffer =
-        wrap_host_bytes(name(), BufferKind::kHostMapped, weight->data, weight->bytes());
-    bind_tensor(*weight, *buffer, 0);
-    return buffer;
+    return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
   }
 
   // Ops allocate what little they need as they run.
