@@ -139,6 +139,14 @@ Tensor* Graph::gelu(Tensor* a) {
   return new_node(Op::kGelu, DType::F32, a->ne, {a});
 }
 
+Tensor* Graph::softcap(Tensor* a, float cap) {
+  require_contiguous(a, "softcap of a strided view (copy it first)");
+  require(cap > 0.0f, "softcap needs a positive cap", a);
+  Tensor* t = new_node(Op::kSoftcap, DType::F32, a->ne, {a});
+  t->set_param_float(0, cap);
+  return t;
+}
+
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
   require(same_shape(gate, up), "swiglu shapes", gate, up);
   require(gate->is_contiguous() && up->is_contiguous(), "swiglu of a strided view (copy it first)", gate, up);

@@ -87,6 +87,8 @@ class Graph {
   Tensor* scale(Tensor* a, float s);
   Tensor* silu(Tensor* a);
   Tensor* gelu(Tensor* a);
+  // cap · tanh(a / cap), element-wise; cap > 0.
+  Tensor* softcap(Tensor* a, float cap);
   Tensor* swiglu(Tensor* gate, Tensor* up);
   Tensor* geglu(Tensor* gate, Tensor* up);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);

@@ -14,6 +14,7 @@ const char* op_name(Op op) {
     case Op::kScale: return "scale";
     case Op::kSilu: return "silu";
     case Op::kGelu: return "gelu";
+    case Op::kSoftcap: return "softcap";
     case Op::kSwiGlu: return "swiglu";
     case Op::kGeGlu: return "geglu";
     case Op::kRope: return "rope";

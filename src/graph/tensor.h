@@ -32,6 +32,7 @@ enum class Op : uint8_t {
   kScale,      // a * s; params: s
   kSilu,       // x * sigmoid(x)
   kGelu,       // tanh approximation, as llama.cpp
+  kSoftcap,    // cap · tanh(x / cap) (Gemma 2's logit soft-capping); params: cap
   kSwiGlu,     // silu(a) * b  (the gated FFN product)
   kGeGlu,      // gelu(a) * b
   kRope,       // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]

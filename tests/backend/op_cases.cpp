@@ -159,6 +159,8 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
       unary_case("silu", Op::kSilu, 8.0f, kFloatRounding, [](Graph& g, Tensor* x) { return g.silu(x); }));
   cases.push_back(
       unary_case("gelu", Op::kGelu, 8.0f, kFloatFunctions, [](Graph& g, Tensor* x) { return g.gelu(x); }));
+  cases.push_back(unary_case("softcap", Op::kSoftcap, 40.0f, kFloatFunctions,
+                             [](Graph& g, Tensor* x) { return g.softcap(x, 30.0f); }));
 
   const auto add = [](Graph& g, Tensor* a, Tensor* b) { return g.add(a, b); };
   const auto mul = [](Graph& g, Tensor* a, Tensor* b) { return g.mul(a, b); };

@@ -67,7 +67,7 @@ OpTable<CpuKernel> make_op_table() {
   const std::pair<Op, CpuKernel> float_ops[] = {
       {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},       {Op::kAdd, run_binary},
       {Op::kMul, run_binary},       {Op::kScale, run_unary},     {Op::kSilu, run_unary},
-      {Op::kGelu, run_unary},       {Op::kSwiGlu, run_gated},    {Op::kGeGlu, run_gated},
+      {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary},       {Op::kSwiGlu, run_gated},    {Op::kGeGlu, run_gated},
       {Op::kRope, run_rope},        {Op::kSoftmax, run_softmax},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);

@@ -49,7 +49,7 @@ void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, i
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
 void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul
-void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu
+void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap
 void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu
 void run_copy(const Tensor& dst, const OpContext& ctx);
 void run_softmax(const Tensor& dst, const OpContext& ctx);

@@ -44,11 +44,6 @@ void for_thread_elements(const ThreadContext& thread, int64_t rows, int64_t n, P
   for (int64_t r = 0; r < rows; ++r) part(r, begin, end);
 }
 
-float gelu(float x) {
-  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
-}
-
 }  // namespace
 
 void run_rms_norm(const Tensor& dst, const OpContext& ctx) {
@@ -105,18 +100,18 @@ void run_binary(const Tensor& dst, const OpContext& ctx) {
 void run_unary(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const float s = dst.param_float(0);
-  const SiluRowFn silu_row = silu_row_kernel();
+  const ActivationKernels& kernels = activation_kernels();
   for_thread_elements(ctx.thread, a.rows(), a.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
-    const float* x = row_f32(a, r);
-    float* out = row_f32_mutable(dst, r);
+    const float* x = row_f32(a, r) + begin;
+    float* out = row_f32_mutable(dst, r) + begin;
+    const int64_t n = end - begin;
     switch (dst.op) {
       case Op::kScale:
-        for (int64_t i = begin; i < end; ++i) out[i] = x[i] * s;
+        for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
         break;
-      case Op::kSilu: silu_row(x + begin, nullptr, out + begin, end - begin); break;
-      case Op::kGelu:
-        for (int64_t i = begin; i < end; ++i) out[i] = gelu(x[i]);
-        break;
+      case Op::kSilu: kernels.silu(x, nullptr, out, n); break;
+      case Op::kGelu: kernels.gelu(x, nullptr, out, n); break;
+      case Op::kSoftcap: kernels.softcap(x, s, out, n); break;
       default: break;
     }
   });
@@ -125,17 +120,9 @@ void run_unary(const Tensor& dst, const OpContext& ctx) {
 void run_gated(const Tensor& dst, const OpContext& ctx) {
   const Tensor& gate = *dst.src[0];
   const Tensor& up = *dst.src[1];
-  const bool swiglu = dst.op == Op::kSwiGlu;
-  const SiluRowFn silu_row = silu_row_kernel();
+  const GatedRowFn row = dst.op == Op::kSwiGlu ? activation_kernels().silu : activation_kernels().gelu;
   for_thread_elements(ctx.thread, gate.rows(), gate.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
-    const float* g = row_f32(gate, r);
-    const float* u = row_f32(up, r);
-    float* out = row_f32_mutable(dst, r);
-    if (swiglu) {
-      silu_row(g + begin, u + begin, out + begin, end - begin);
-    } else {
-      for (int64_t i = begin; i < end; ++i) out[i] = gelu(g[i]) * u[i];
-    }
+    row(row_f32(gate, r) + begin, row_f32(up, r) + begin, row_f32_mutable(dst, r) + begin, end - begin);
   });
 }
 

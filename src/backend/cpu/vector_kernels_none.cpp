@@ -6,8 +6,8 @@
 namespace sinter::cpu {
 AttendGroupFn attend_group_avx2() { return nullptr; }
 AttendGroupFn attend_group_avx512() { return nullptr; }
-SiluRowFn silu_row_avx2() { return nullptr; }
-SiluRowFn silu_row_avx512() { return nullptr; }
+ActivationKernels activation_kernels_avx2() { return {}; }
+ActivationKernels activation_kernels_avx512() { return {}; }
 RowKernels row_kernels_avx2() { return {}; }
 RowKernels row_kernels_avx512() { return {}; }
 }  // namespace sinter::cpu

@@ -65,6 +65,12 @@ void gelu(const Tensor& node) {
   map_unary(node, [](float x) { return static_cast<float>(gelu_of(x)); });
 }
 
+// dst = cap · tanh(a / cap); params[0]: cap.
+void softcap(const Tensor& node) {
+  const double cap = node.param_float(0);
+  map_unary(node, [cap](float x) { return static_cast<float>(cap * std::tanh(x / cap)); });
+}
+
 // dst = silu(gate) · up (same shapes).
 void swiglu(const Tensor& node) {
   map_binary(node, [](float gate, float up) { return static_cast<float>(silu_of(gate) * up); });

@@ -23,7 +23,7 @@ struct F32Op {
 };
 constexpr F32Op kF32Ops[] = {
     {Op::kRmsNorm, rms_norm}, {Op::kNorm, norm}, {Op::kAdd, add},         {Op::kMul, mul},
-    {Op::kScale, scale},      {Op::kSilu, silu}, {Op::kGelu, gelu},       {Op::kSwiGlu, swiglu},
+    {Op::kScale, scale},      {Op::kSilu, silu}, {Op::kGelu, gelu},       {Op::kSoftcap, softcap}, {Op::kSwiGlu, swiglu},
     {Op::kGeGlu, geglu},      {Op::kRope, rope}, {Op::kSoftmax, softmax},
 };
 

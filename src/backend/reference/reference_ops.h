@@ -27,6 +27,7 @@ void mul(const Tensor& node);         // ref_elementwise.cpp
 void scale(const Tensor& node);       // ref_elementwise.cpp
 void silu(const Tensor& node);        // ref_elementwise.cpp
 void gelu(const Tensor& node);        // ref_elementwise.cpp
+void softcap(const Tensor& node);     // ref_elementwise.cpp
 void swiglu(const Tensor& node);      // ref_elementwise.cpp
 void geglu(const Tensor& node);       // ref_elementwise.cpp
 void copy(const Tensor& node);        // ref_elementwise.cpp

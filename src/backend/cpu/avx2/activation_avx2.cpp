@@ -4,6 +4,6 @@
 
 namespace sinter::cpu {
 
-SiluRowFn silu_row_avx2() { return simd::silu_row<simd::Avx2>; }
+ActivationKernels activation_kernels_avx2() { return simd::activation_kernels<simd::Avx2>(); }
 
 }  // namespace sinter::cpu

@@ -5,6 +5,6 @@
 
 namespace sinter::cpu {
 
-SiluRowFn silu_row_avx512() { return simd::silu_row<simd::Avx512>; }
+ActivationKernels activation_kernels_avx512() { return simd::activation_kernels<simd::Avx512>(); }
 
 }  // namespace sinter::cpu
