@@ -278,7 +278,7 @@ void bench_swiglu(benchmark::State& state, IsaLevel level) {
   constexpr int64_t kN = 8192;
   const auto gate = random_values(kN, 6), up = random_values(kN, 7);
   std::vector<float> out(kN);
-  const SiluRowFn silu = silu_row_for(level);
+  const SiluRowFn silu = activation_kernels_for(level).silu;
   for (auto _ : state) {
     silu(gate.data(), up.data(), out.data(), kN);
     benchmark::DoNotOptimize(out.data());
@@ -368,7 +368,7 @@ void register_all() {
                                  level, int64_t{1024}, true);
   }
   for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (!isa_level_supported(level) || silu_row_for(level) == nullptr) continue;
+    if (!isa_level_supported(level) || activation_kernels_for(level).silu == nullptr) continue;
     benchmark::RegisterBenchmark(("swiglu/" + std::string(isa_level_name(level)) + "/8192").c_str(),
                                  bench_swiglu, level);
   }

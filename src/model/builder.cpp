@@ -34,6 +34,14 @@ Tensor* ForwardContext::build_linear(Tensor* weight, Tensor* x, Tensor* bias) {
   return bias != nullptr ? graph.add(y, bias) : y;
 }
 
+Tensor* ForwardContext::build_row_slice(Tensor* x, int64_t first, int64_t count) {
+  const size_t row = x->nb[1];
+  Tensor* view =
+      graph.view(x, {count, x->ne[1], 1, 1}, {x->nb[0], row, row * static_cast<size_t>(x->ne[1]), 0},
+                 static_cast<size_t>(first) * x->nb[0]);
+  return graph.copy(view, DType::F32);
+}
+
 Tensor* ForwardContext::build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps,
                                    const char* base, int layer) {
   Tensor* cur = kind == NormKind::kRms ? graph.rms_norm(x, eps) : graph.norm(x, eps);
@@ -43,12 +51,21 @@ Tensor* ForwardContext::build_norm(Tensor* x, const NormWeights& w, NormKind kin
 }
 
 Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer) {
-  Tensor* up = name(build_linear(w.up, x, w.up_bias), "ffn_up", layer);
+  Tensor* up = nullptr;
+  Tensor* gate = nullptr;
+  if (w.gate_up != nullptr) {
+    Tensor* both = name(build_linear(w.gate_up, x, nullptr), "ffn_gate_up", layer);
+    const int64_t n_ff = both->ne[0] / 2;
+    gate = name(build_row_slice(both, 0, n_ff), "ffn_gate", layer);
+    up = name(build_row_slice(both, n_ff, n_ff), "ffn_up", layer);
+  } else {
+    up = name(build_linear(w.up, x, w.up_bias), "ffn_up", layer);
+  }
   Tensor* cur = nullptr;
   switch (activation) {
     case FfnActivation::kSiluGated:
     case FfnActivation::kGeluGated: {
-      Tensor* gate = name(build_linear(w.gate, x, w.gate_bias), "ffn_gate", layer);
+      if (gate == nullptr) gate = name(build_linear(w.gate, x, w.gate_bias), "ffn_gate", layer);
       cur = activation == FfnActivation::kSiluGated ? graph.swiglu(gate, up) : graph.geglu(gate, up);
       break;
     }
@@ -59,6 +76,15 @@ Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation 
   return name(build_linear(w.down, cur, w.down_bias), "ffn_out", layer);
 }
 
+void ForwardContext::use_layer(AttentionOptions& o, const ModelShape& shape, int layer) const {
+  const KvRope& rope = shape.kv_rope[static_cast<size_t>(layer)];
+  o.kv_layer = layer;
+  o.index_slot = shape.kv_windows[static_cast<size_t>(layer)] > 0 ? 1 : 0;
+  o.use_rope = rope.rotated;
+  o.rope = rope.params;
+  o.rope_freq_factors = rope.factors_for(n_ctx_per_sequence());
+}
+
 Tensor* ForwardContext::build_rope(Tensor* x, const RopeParams& rope, Tensor* freq_factors, const char* base,
                                    int layer) {
   return name(graph.rope(x, positions, rope, freq_factors), base, layer);
@@ -67,15 +93,33 @@ Tensor* ForwardContext::build_rope(Tensor* x, const RopeParams& rope, Tensor* fr
 Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& o,
                                    int layer) {
   const int64_t n_tokens = batch.n_tokens;
-  Tensor* q = name(build_linear(w.q, x, w.q_bias), "Qcur", layer);
-  Tensor* k = name(build_linear(w.k, x, w.k_bias), "Kcur", layer);
-  Tensor* v = name(build_linear(w.v, x, w.v_bias), "Vcur", layer);
+  Tensor* q = nullptr;
+  Tensor* k = nullptr;
+  Tensor* v = nullptr;
+  if (w.qkv != nullptr) {
+    const int64_t q_width = int64_t{o.n_head} * o.head_dim, k_width = int64_t{o.n_head_kv} * o.head_dim;
+    Tensor* qkv = name(build_linear(w.qkv, x, w.qkv_bias), "wqkv", layer);
+    q = build_row_slice(qkv, 0, q_width);
+    k = build_row_slice(qkv, q_width, k_width);
+    v = build_row_slice(qkv, q_width + k_width, int64_t{o.n_head_kv} * o.head_dim_v);
+  } else {
+    q = build_linear(w.q, x, w.q_bias);
+    k = build_linear(w.k, x, w.k_bias);
+    v = build_linear(w.v, x, w.v_bias);
+  }
+  name(q, "Qcur", layer);
+  name(k, "Kcur", layer);
+  name(v, "Vcur", layer);
   q = graph.reshape(q, {o.head_dim, o.n_head, n_tokens, 1});
   k = graph.reshape(k, {o.head_dim, o.n_head_kv, n_tokens, 1});
-  if (w.q_norm != nullptr) q = name(graph.mul(graph.rms_norm(q, o.norm_eps), w.q_norm), "Qcur_normed", layer);
-  if (w.k_norm != nullptr) k = name(graph.mul(graph.rms_norm(k, o.norm_eps), w.k_norm), "Kcur_normed", layer);
-  q = build_rope(q, o.rope, o.rope_freq_factors, "Qcur_rope", layer);
-  k = build_rope(k, o.rope, o.rope_freq_factors, "Kcur_rope", layer);
+  if (w.q_norm != nullptr)
+    q = build_qk_norm(q, w.q_norm, w.q_norm_bias, o.qk_norm, o.norm_eps, "Qcur_normed", layer);
+  if (w.k_norm != nullptr)
+    k = build_qk_norm(k, w.k_norm, w.k_norm_bias, o.qk_norm, o.norm_eps, "Kcur_normed", layer);
+  if (o.use_rope) {
+    q = build_rope(q, o.rope, o.rope_freq_factors, "Qcur_rope", layer);
+    k = build_rope(k, o.rope, o.rope_freq_factors, "Kcur_rope", layer);
+  }
 
   Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, kv_slots), "k_cache_store", layer);
   Tensor* v_cache = name(graph.store_rows(cache.values(o.kv_layer), v, kv_slots), "v_cache_store", layer);
@@ -87,6 +131,29 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
   return name(build_linear(w.output, attended, w.output_bias), "attn_out", layer);
 }
 
+Tensor* ForwardContext::build_qk_norm(Tensor* x, Tensor* weight, Tensor* bias, NormKind kind, float eps,
+                                      const char* base, int layer) {
+  const NormWeights w{weight, bias};
+  if (weight->ne[0] == x->ne[0]) return build_norm(x, w, kind, eps, base, layer);  // per head
+  // Over the whole projection: one row per token, then back to heads.
+  const auto heads = x->ne;
+  Tensor* rows = graph.reshape(x, {heads[0] * heads[1], heads[2], 1, 1});
+  return graph.reshape(build_norm(rows, w, kind, eps, base, layer), heads);
+}
+
+Tensor* ForwardContext::build_logits(Tensor* x, Tensor* output, Tensor* bias, float scale, float softcap) {
+  Tensor* logits = build_linear(output, x, bias);
+  if (scale != 1.0f) logits = graph.scale(logits, scale);
+  if (softcap > 0.0f) logits = graph.softcap(logits, softcap);
+  return name(logits, "result_output");
+}
+
+void ForwardContext::filter_last_layer(int layer, int n_layer, std::initializer_list<Tensor**> tensors) {
+  if (layer + 1 != n_layer) return;
+  for (Tensor** t : tensors)
+    *t = build_output_filter(*t, (*t)->name.empty() ? "filtered" : ((*t)->name + "_filtered").c_str(), -1);
+}
+
 Tensor* ForwardContext::build_output_filter(Tensor* x, const char* base, int layer) {
   if (output_ids == nullptr) return x;
   return name(graph.get_rows(x, output_ids), base, layer);
@@ -94,8 +161,10 @@ Tensor* ForwardContext::build_output_filter(Tensor* x, const char* base, int lay
 
 void Model::build_kv_shift(Graph& graph, KvCache& cache, Tensor* deltas) const {
   for (int il = 0; il < cache.layer_count(); ++il) {
-    Tensor* shifted =
-        graph.rope_shift(cache.keys(il), deltas, shape_.head_dim_k, shape_.rope, shape_.rope_freq_factors);
+    const KvRope& rope = shape_.kv_rope[static_cast<size_t>(il)];
+    if (!rope.rotated) continue;
+    Tensor* shifted = graph.rope_shift(cache.keys(il), deltas, rope.head_dim, rope.params,
+                                       rope.factors_for(cache.cell_count()));
     graph.mark_output(Graph::named(shifted, "k_shift", il));
   }
 }

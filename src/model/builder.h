@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "graph/graph.h"
@@ -30,6 +31,8 @@ enum class NormKind { kRms, kLayer };
 struct FfnWeights {
   Tensor* gate = nullptr;  // nullptr for a plain (non-gated) FFN
   Tensor* up = nullptr;
+  // Gate and up in one matrix [n_embd, 2·n_ff] (Phi-3): the gate's rows first, then up's.
+  Tensor* gate_up = nullptr;
   Tensor* down = nullptr;
   Tensor* gate_bias = nullptr;
   Tensor* up_bias = nullptr;
@@ -41,13 +44,19 @@ struct AttentionWeights {
   Tensor* q = nullptr;
   Tensor* k = nullptr;
   Tensor* v = nullptr;
+  Tensor* qkv = nullptr;  // Q, K and V in one matrix (rows in that order) instead of q, k, v
+  Tensor* qkv_bias = nullptr;
   Tensor* output = nullptr;
   Tensor* q_bias = nullptr;
   Tensor* k_bias = nullptr;
   Tensor* v_bias = nullptr;
   Tensor* output_bias = nullptr;
-  Tensor* q_norm = nullptr;  // per-head RMS norm of queries (Qwen 3, Gemma 3)
+  // Norms of queries and keys before RoPE: a [head_dim] weight normalizes each head (Qwen 3,
+  // Gemma 3), a [heads · head_dim] one the whole projection (OLMo 2).
+  Tensor* q_norm = nullptr;
   Tensor* k_norm = nullptr;
+  Tensor* q_norm_bias = nullptr;
+  Tensor* k_norm_bias = nullptr;
 };
 
 struct AttentionOptions {
@@ -55,11 +64,13 @@ struct AttentionOptions {
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;    // of queries and keys
   int32_t head_dim_v = 0;  // of values
+  bool use_rope = true;    // false: a NoPE layer (SmolLM3)
   RopeParams rope;
   Tensor* rope_freq_factors = nullptr;
-  float scale = 0.0f;  // 0: 1/sqrt(head_dim)
+  float scale = 0.0f;  // of the scores; 0: 1/sqrt(head_dim)
   float softcap = 0.0f;
-  float norm_eps = 1e-6f;  // for q_norm / k_norm
+  NormKind qk_norm = NormKind::kRms;  // for q_norm / k_norm
+  float norm_eps = 1e-6f;
   int32_t kv_layer = 0;    // which layer of the KV cache
   int32_t index_slot = 0;  // which attention index (full or sliding window)
 };
@@ -87,14 +98,31 @@ class ForwardContext {
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
   Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
+  // The positions one sequence may hold (LongRoPE chooses its factors by it).
+  int32_t n_ctx_per_sequence() const { return cache.cell_count(); }
+  // Points options at KV layer `layer` of the model: its cache, its RoPE (or NoPE) from
+  // ModelShape::kv_rope, its window from ModelShape::kv_windows.
+  void use_layer(AttentionOptions& options, const ModelShape& shape, int layer) const;
   // Rotary embedding of x [head_dim, heads, n_tokens] at the batch's positions.
   Tensor* build_rope(Tensor* x, const RopeParams& rope, Tensor* freq_factors, const char* name, int layer);
+  // Norm of Q or K [head_dim, heads, n_tokens] (per head, or over all heads: by the weight's size).
+  Tensor* build_qk_norm(Tensor* x, Tensor* weight, Tensor* bias, NormKind kind, float eps, const char* name,
+                        int layer);
   // Projections, rotary embedding, cache write, attention over the cache, output projection.
   Tensor* build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& options, int layer);
+  // Logits [n_vocab, rows] of the final hidden states: x·W, times `scale` (when not 1), then
+  // soft-capped (when softcap > 0).
+  Tensor* build_logits(Tensor* x, Tensor* output, Tensor* bias = nullptr, float scale = 1.0f,
+                       float softcap = 0.0f);
+  // At the last of n_layer layers, keeps only the wanted rows of each tensor (the output filter of
+  // every branch that reaches the logits); a no-op at other layers.
+  void filter_last_layer(int layer, int n_layer, std::initializer_list<Tensor**> tensors);
   // Keeps only the rows whose logits are wanted (a no-op when all are).
   Tensor* build_output_filter(Tensor* x, const char* name, int layer);
   // y = W x + b
   Tensor* build_linear(Tensor* weight, Tensor* x, Tensor* bias);
+  // Rows [first, first + count) of x [n, m] as a contiguous [count, m] tensor (fused projections).
+  Tensor* build_row_slice(Tensor* x, int64_t first, int64_t count);
 
   static Tensor* name(Tensor* t, const char* base, int layer = -1) { return Graph::named(t, base, layer); }
 };

@@ -234,7 +234,8 @@ void HParams::per_layer(std::string_view key_pattern, std::vector<uint32_t>& fie
       return;
     }
     if (values->size() != layers) {
-      errors_.push_back(concat("metadata key '", key, "' has ", values->size(), " values for ", layers, " layers"));
+      errors_.push_back(
+          concat("metadata key '", key, "' has ", values->size(), " values for ", layers, " layers"));
       return;
     }
     if (!check_read(key, *values)) return;

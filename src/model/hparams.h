@@ -32,8 +32,8 @@ namespace sinter {
 class GgufFile;
 
 struct HParamEntry {
-  std::string key;      // the GGUF key, "{arch}" resolved
-  std::string value;    // the value the model runs with, rendered
+  std::string key;    // the GGUF key, "{arch}" resolved
+  std::string value;  // the value the model runs with, rendered
   bool defaulted = false;
   // The value as a JSON literal; always valid JSON: a non-finite float (possible only in
   // write mode) is the string "nan", "inf" or "-inf".

@@ -16,6 +16,21 @@ namespace sinter {
 
 class ForwardContext;
 
+// How a KV layer's keys were rotated, so that the forward pass and a context shift rotate them
+// alike (one definition per layer, used by both).
+struct KvRope {
+  bool rotated = true;  // false: a NoPE layer (no rotation, nothing to shift)
+  int32_t head_dim = 0;
+  RopeParams params;
+  Tensor* factors = nullptr;       // frequency factors (rope_freqs, or LongRoPE's short factors)
+  Tensor* factors_long = nullptr;  // LongRoPE: the factors when the context per sequence is
+  int32_t long_above = 0;          //   longer than this (the original training context)
+
+  Tensor* factors_for(int32_t n_ctx_per_sequence) const {
+    return factors_long != nullptr && n_ctx_per_sequence > long_above ? factors_long : factors;
+  }
+};
+
 // What the runtime must know about a model, whatever its architecture.
 struct ModelShape {
   std::string architecture;
@@ -29,10 +44,7 @@ struct ModelShape {
   // Attention index slots the forward pass uses (AttentionOptions::index_slot) and the window
   // each stands for: slot 0 is full attention.
   std::vector<int32_t> attention_windows{0};
-  // Rotation of cached keys, for context shifts.
-  RopeParams rope;
-  int32_t head_dim_k = 0;
-  Tensor* rope_freq_factors = nullptr;
+  std::vector<KvRope> kv_rope;  // per KV layer
 };
 
 class Model {

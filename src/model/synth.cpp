@@ -30,7 +30,8 @@ float uniform(uint64_t stream, uint64_t index) {
 }
 
 // Values of one weight: matrices uniform with standard deviation 1/sqrt(row length) (so
-// activations keep their scale through a layer); norm weights near 1.
+// activations keep their scale through a layer); biases small around 0; norm weights (and other
+// vectors: RoPE factors) near 1.
 std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   int64_t count = 1;
   for (int64_t d : spec.shape) count *= d;
@@ -38,9 +39,14 @@ std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   const uint64_t stream = mix(seed) ^ hash_name(spec.name);
   if (spec.is_matrix()) {
     const float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
-    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = amplitude * uniform(stream, static_cast<uint64_t>(i));
+    for (int64_t i = 0; i < count; ++i)
+      values[static_cast<size_t>(i)] = amplitude * uniform(stream, static_cast<uint64_t>(i));
+  } else if (spec.name.ends_with(".bias")) {
+    for (int64_t i = 0; i < count; ++i)
+      values[static_cast<size_t>(i)] = 0.1f * uniform(stream, static_cast<uint64_t>(i));
   } else {
-    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = 1.0f + 0.25f * uniform(stream, static_cast<uint64_t>(i));
+    for (int64_t i = 0; i < count; ++i)
+      values[static_cast<size_t>(i)] = 1.0f + 0.25f * uniform(stream, static_cast<uint64_t>(i));
   }
   return values;
 }
@@ -60,9 +66,12 @@ void write_synthetic_vocab(Metadata& md, int32_t n_vocab) {
   }
   for (int i = 0; static_cast<int32_t>(tokens.size()) < n_vocab; ++i) {
     std::string piece;
-    if (i < 26) piece = "\xe2\x96\x81" + std::string(1, static_cast<char>('a' + i));
-    else if (i < 52) piece = std::string(1, static_cast<char>('a' + i - 26));
-    else piece = "\xe2\x96\x81w" + std::to_string(i);
+    if (i < 26)
+      piece = "\xe2\x96\x81" + std::string(1, static_cast<char>('a' + i));
+    else if (i < 52)
+      piece = std::string(1, static_cast<char>('a' + i - 26));
+    else
+      piece = "\xe2\x96\x81w" + std::to_string(i);
     tokens.push_back(piece);
     scores.push_back(-static_cast<float>(i));
     types.push_back(1);
@@ -85,7 +94,8 @@ Status copy_vocab(const Metadata& source, const std::string& origin, Metadata& m
   SINTER_ASSIGN(auto tokens, md.get<std::vector<std::string>>("tokenizer.ggml.tokens"));
   if (static_cast<int32_t>(tokens.size()) > n_vocab) {
     return make_error(ErrorCode::kInvalidArgument, "the vocabulary of ", origin, " has ", tokens.size(),
-                      " tokens, more than n_vocab ", n_vocab, " (give --n-vocab ", tokens.size(), " or more)");
+                      " tokens, more than n_vocab ", n_vocab, " (give --n-vocab ", tokens.size(),
+                      " or more)");
   }
   if (static_cast<int32_t>(tokens.size()) == n_vocab) return ok_status();
   SINTER_ASSIGN(auto types, md.get<std::vector<int32_t>>("tokenizer.ggml.token_type"));
@@ -113,7 +123,8 @@ DType storage_type(DType wanted, int64_t row_length) {
 
 Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
   const Architecture* arch = find_architecture(options.architecture);
-  if (arch == nullptr) return make_error(ErrorCode::kNotFound, "unknown architecture '", options.architecture, "'");
+  if (arch == nullptr)
+    return make_error(ErrorCode::kNotFound, "unknown architecture '", options.architecture, "'");
   const SynthDims* preset = nullptr;
   std::string names;
   for (const auto& [name, dims] : arch->presets) {
@@ -121,8 +132,8 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
     if (name == options.preset) preset = &dims;
   }
   if (preset == nullptr) {
-    return make_error(ErrorCode::kInvalidArgument, "unknown preset '", options.preset, "' for ", options.architecture,
-                      " (", names, ")");
+    return make_error(ErrorCode::kInvalidArgument, "unknown preset '", options.preset, "' for ",
+                      options.architecture, " (", names, ")");
   }
   SynthDims d = *preset;
   const SynthDims& o = options.dims;
@@ -137,7 +148,8 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
     if (v <= 0) return make_error(ErrorCode::kInvalidArgument, "synthetic model dimensions must be positive");
   }
   if (d.n_vocab < 259 && options.vocab_file.empty() && !options.tokenizer_metadata) {
-    return make_error(ErrorCode::kInvalidArgument, "n_vocab must be at least 259 (3 special + 256 byte tokens)");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "n_vocab must be at least 259 (3 special + 256 byte tokens)");
   }
   return d;
 }
@@ -152,7 +164,9 @@ Status synthesize(const SynthOptions& options, const std::string& path,
   }
   GgufWriter writer;
   Metadata& md = writer.metadata();
-  md.set("general.name", GgufValue::of_string(concat("synthetic ", options.architecture, " ", options.preset)));
+  // The name leaves out the architecture: llama.cpp keys vocabulary quirks on names containing
+  // "phi3" (it expects Phi-3's special tokens), which a synthetic vocabulary does not have.
+  md.set("general.name", GgufValue::of_string(concat("sinter synthetic model (", options.preset, ")")));
   SINTER_TRY(arch->write_synth_hparams(dims, md));
   md.set("general.file_type", GgufValue::of_u32(static_cast<uint32_t>(options.type)));
   if (options.tokenizer_metadata) {
@@ -168,20 +182,21 @@ Status synthesize(const SynthOptions& options, const std::string& path,
   auto model = arch->create(md, schema);
   if (!model) return model.error().with_context("synthetic model");
   for (const WeightSpec& spec : schema.specs()) {
-    if (spec.optional) continue;
+    if (!spec.in_synth) continue;
     const DType type = spec.is_matrix() ? storage_type(options.type, spec.shape[0]) : DType::F32;
     const uint64_t seed = options.seed;
-    SINTER_TRY(writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {
-      const std::vector<float> values = synth_values(spec, seed);
-      const int64_t rows = static_cast<int64_t>(values.size()) / spec.shape[0];
-      std::vector<uint8_t> bytes(row_bytes(type, spec.shape[0]) * static_cast<size_t>(rows));
-      const auto& t = dtype_traits(type);
-      for (int64_t r = 0; r < rows; ++r) {
-        t.quantize(values.data() + r * spec.shape[0], bytes.data() + static_cast<size_t>(r) * row_bytes(type, spec.shape[0]),
-                   spec.shape[0]);
-      }
-      return bytes;
-    }));
+    SINTER_TRY(
+        writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {
+          const std::vector<float> values = synth_values(spec, seed);
+          const int64_t rows = static_cast<int64_t>(values.size()) / spec.shape[0];
+          std::vector<uint8_t> bytes(row_bytes(type, spec.shape[0]) * static_cast<size_t>(rows));
+          const auto& t = dtype_traits(type);
+          for (int64_t r = 0; r < rows; ++r) {
+            t.quantize(values.data() + r * spec.shape[0],
+                       bytes.data() + static_cast<size_t>(r) * row_bytes(type, spec.shape[0]), spec.shape[0]);
+          }
+          return bytes;
+        }));
   }
   return writer.write(path, progress);
 }

@@ -17,9 +17,9 @@ struct SynthOptions {
   std::string architecture = "llama";
   std::string preset = "tiny";  // named dimensions; fields of `dims` that are non-zero override
   SynthDims dims;
-  DType type = DType::F32;        // matrices; vectors stay F32
+  DType type = DType::F32;  // matrices; vectors stay F32
   uint64_t seed = 0;
-  std::string vocab_file;         // copy the tokenizer of this GGUF (padded to n_vocab if needed)
+  std::string vocab_file;  // copy the tokenizer of this GGUF (padded to n_vocab if needed)
   // Or use these tokenizer.* keys (e.g. imported from a Hugging Face tokenizer.json).
   std::optional<Metadata> tokenizer_metadata;
   int threads = 0;

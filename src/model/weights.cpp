@@ -51,21 +51,23 @@ Tensor* WeightBinder::bind(const WeightSpec& spec) {
   }
   if (info == nullptr) {
     if (spec.optional) return nullptr;
-    issues_.push_back({WeightIssue::Kind::kMissing, spec.name,
-                       concat("missing tensor '", spec.name, "'",
-                              spec.fallback.empty() ? "" : concat(" (and its fallback '", spec.fallback, "')"))});
+    issues_.push_back(
+        {WeightIssue::Kind::kMissing, spec.name,
+         concat("missing tensor '", spec.name, "'",
+                spec.fallback.empty() ? "" : concat(" (and its fallback '", spec.fallback, "')"))});
     return placeholder(spec);
   }
   used_.insert(used_name);
   if (!same_shape(info->shape, spec.shape)) {
     issues_.push_back({WeightIssue::Kind::kShapeMismatch, used_name,
-                       concat("tensor '", used_name, "' has shape ", info->shape_string(), ", the hyper-parameters imply ",
-                              shape_text(spec.shape))});
+                       concat("tensor '", used_name, "' has shape ", info->shape_string(),
+                              ", the hyper-parameters imply ", shape_text(spec.shape))});
     return placeholder(spec);
   }
   if (!spec.is_matrix() && info->type != DType::F32) {
-    issues_.push_back({WeightIssue::Kind::kBadType, used_name,
-                       concat("vector tensor '", used_name, "' is ", dtype_name(info->type), "; sinter expects f32")});
+    issues_.push_back(
+        {WeightIssue::Kind::kBadType, used_name,
+         concat("vector tensor '", used_name, "' is ", dtype_name(info->type), "; sinter expects f32")});
   }
   Tensor& t = tensors_.emplace_back(
       make_persistent(used_name, info->type, to_ne(spec.shape), const_cast<uint8_t*>(info->data)));
@@ -78,11 +80,17 @@ Tensor* WeightBinder::require(const std::string& name, std::vector<int64_t> shap
 }
 
 Tensor* WeightBinder::optional(const std::string& name, std::vector<int64_t> shape) {
-  specs_.push_back({name, std::move(shape), true, ""});
+  specs_.push_back({name, std::move(shape), true, "", false});
   return mode_ == Mode::kSchema ? nullptr : bind(specs_.back());
 }
 
-Tensor* WeightBinder::require_or(const std::string& name, const std::string& fallback, std::vector<int64_t> shape) {
+Tensor* WeightBinder::feature(const std::string& name, std::vector<int64_t> shape) {
+  specs_.push_back({name, std::move(shape), true, "", true});
+  return mode_ == Mode::kSchema ? placeholder(specs_.back()) : bind(specs_.back());
+}
+
+Tensor* WeightBinder::require_or(const std::string& name, const std::string& fallback,
+                                 std::vector<int64_t> shape) {
   specs_.push_back({name, std::move(shape), false, fallback});
   return mode_ == Mode::kSchema ? placeholder(specs_.back()) : bind(specs_.back());
 }

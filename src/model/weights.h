@@ -21,7 +21,8 @@ struct WeightSpec {
   std::string name;
   std::vector<int64_t> shape;  // ne order: shape[0] is the row length
   bool optional = false;
-  std::string fallback;        // used instead when `name` is absent (e.g. output -> token_embd)
+  std::string fallback;  // used instead when `name` is absent (e.g. output -> token_embd)
+  bool in_synth = true;  // written into synthetic models (`sinter synth`)
   bool is_matrix() const { return shape.size() >= 2; }
 };
 
@@ -54,6 +55,9 @@ class WeightBinder {
   Tensor* require(const std::string& name, std::vector<int64_t> shape);
   Tensor* optional(const std::string& name, std::vector<int64_t> shape);
   Tensor* require_or(const std::string& name, const std::string& fallback, std::vector<int64_t> shape);
+  // Optional in a file, but present in synthetic models so that tests exercise what it
+  // enables (biases, Q/K norms, RoPE factors that only some files carry).
+  Tensor* feature(const std::string& name, std::vector<int64_t> shape);
 
   // After binding: tensors in the file that no weight used are reported as unexpected.
   void finish();
@@ -78,6 +82,7 @@ class WeightBinder {
   std::unordered_set<std::string> used_;
 };
 
-std::string format_name(const char* pattern, int layer);  // "blk.%d.attn_q.weight", 3 -> "blk.3.attn_q.weight"
+std::string format_name(const char* pattern,
+                        int layer);  // "blk.%d.attn_q.weight", 3 -> "blk.3.attn_q.weight"
 
 }  // namespace sinter

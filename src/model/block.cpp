@@ -1,0 +1,50 @@
+#include "model/block.h"
+
+namespace sinter {
+namespace {
+
+Tensor* norm_if(ForwardContext& fx, Tensor* x, const NormWeights& w, const BlockOptions& o, const char* name,
+                int layer) {
+  return w.weight != nullptr ? fx.build_norm(x, w, o.norm, o.norm_eps, name, layer) : x;
+}
+
+Tensor* scaled(ForwardContext& fx, Tensor* x, float s) { return s != 1.0f ? fx.graph.scale(x, s) : x; }
+
+}  // namespace
+
+Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const AttentionOptions& attention,
+                    const BlockOptions& o, int il, int n_layer) {
+  Graph& g = fx.graph;
+  Tensor* residual = x;
+  Tensor* cur = norm_if(fx, x, w.attn_norm, o, "attn_norm", il);
+  if (o.parallel) {
+    Tensor* normed = cur;
+    Tensor* attended = fx.build_attn(normed, w.attn, attention, il);
+    fx.filter_last_layer(il, n_layer, {&attended, &normed, &residual});
+    Tensor* ffn = fx.build_ffn(normed, w.ffn, o.activation, il);
+    return ForwardContext::name(g.add(g.add(ffn, residual), attended), "l_out", il);
+  }
+  cur = fx.build_attn(cur, w.attn, attention, il);
+  cur = scaled(fx, norm_if(fx, cur, w.attn_post_norm, o, "attn_post_norm", il), o.residual_scale);
+  fx.filter_last_layer(il, n_layer, {&cur, &residual});
+  Tensor* ffn_input = ForwardContext::name(g.add(cur, residual), "ffn_inp", il);
+  cur = norm_if(fx, ffn_input, w.ffn_norm, o, "ffn_norm", il);
+  cur = fx.build_ffn(cur, w.ffn, o.activation, il);
+  cur = scaled(fx, norm_if(fx, cur, w.ffn_post_norm, o, "ffn_post_norm", il), o.residual_scale);
+  return ForwardContext::name(g.add(cur, ffn_input), "l_out", il);
+}
+
+Tensor* build_decoder(ForwardContext& fx, const ModelShape& shape, const DecoderWeights& w,
+                      AttentionOptions attention, const DecoderOptions& o) {
+  Tensor* x = fx.build_inp_embd(w.token_embd);
+  if (o.embedding_scale != 1.0f) x = ForwardContext::name(fx.graph.scale(x, o.embedding_scale), "inp_scaled");
+  const int n_layer = static_cast<int>(w.layers.size());
+  for (int il = 0; il < n_layer; ++il) {
+    fx.use_layer(attention, shape, il);
+    x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention, o.block, il, n_layer);
+  }
+  x = fx.build_norm(x, w.output_norm, o.block.norm, o.block.norm_eps, "result_norm", -1);
+  return fx.build_logits(x, w.output, w.output_bias, o.logit_scale, o.logit_softcap);
+}
+
+}  // namespace sinter

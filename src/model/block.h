@@ -1,0 +1,59 @@
+// The decoder block of the builder toolkit: attention then feed-forward, each a residual branch,
+// composed from options rather than architectures. Which norms a block has is which weights it
+// holds: a pre-norm block (Llama) has attn_norm and ffn_norm; Gemma 2/3 add post-norms; OLMo 2
+// has post-norms only; a parallel block (Command R) feeds one norm to both branches.
+//
+//   sequential:  h = x + s·post(attn(pre(x)));   out = h + s·post(ffn(pre(h)))
+//   parallel:    n = pre(x);                     out = (ffn(n) + x) + attn(n)
+#pragma once
+
+#include <vector>
+
+#include "model/builder.h"
+
+namespace sinter {
+
+struct BlockWeights {
+  NormWeights attn_norm;  // before attention (absent: none)
+  AttentionWeights attn;
+  NormWeights attn_post_norm;  // on the attention's output, before the residual add
+  NormWeights ffn_norm;
+  FfnWeights ffn;
+  NormWeights ffn_post_norm;
+};
+
+struct BlockOptions {
+  NormKind norm = NormKind::kRms;
+  float norm_eps = 1e-5f;
+  FfnActivation activation = FfnActivation::kSiluGated;
+  float residual_scale = 1.0f;  // each branch's output times this (Granite)
+  bool parallel = false;        // attention and FFN both from attn_norm(x) (Command R)
+};
+
+// The whole decoder: token embeddings, one block per layer, the final norm and the logits.
+struct DecoderWeights {
+  Tensor* token_embd = nullptr;
+  NormWeights output_norm;
+  Tensor* output = nullptr;
+  Tensor* output_bias = nullptr;
+  std::vector<BlockWeights> layers;
+};
+
+struct DecoderOptions {
+  float embedding_scale = 1.0f;  // Gemma: √n_embd; Granite: its embedding multiplier
+  BlockOptions block;
+  float logit_scale = 1.0f;    // Command R, Granite (1 / its divisor)
+  float logit_softcap = 0.0f;  // Gemma 2/3: cap · tanh(logits / cap)
+};
+
+// `attention` holds what every layer shares; each layer's cache, RoPE and window come from
+// `shape` (ForwardContext::use_layer).
+Tensor* build_decoder(ForwardContext& fx, const ModelShape& shape, const DecoderWeights& w,
+                      AttentionOptions attention, const DecoderOptions& options);
+
+// One block of layer `layer` of `n_layer`; the last one keeps only the rows whose logits are
+// wanted.
+Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const AttentionOptions& attention,
+                    const BlockOptions& options, int layer, int n_layer);
+
+}  // namespace sinter
