@@ -60,8 +60,7 @@ struct AttentionOptions {
   float scale = 0.0f;  // 0: 1/sqrt(head_dim)
   float softcap = 0.0f;
   float norm_eps = 1e-6f;  // for q_norm / k_norm
-  int32_t kv_layer = 0;    // which layer of the KV cache
-  int32_t index_slot = 0;  // which attention index (full or sliding window)
+  int32_t kv_layer = 0;    // which layer of the KV cache (its pool gives its window)
 };
 
 class ForwardContext {
@@ -75,14 +74,17 @@ class ForwardContext {
   // Batch inputs, written before each compute.
   Tensor* token_ids;   // I32 [n_tokens]
   Tensor* positions;   // I32 [n_tokens]
-  Tensor* kv_slots;    // I32 [n_tokens]: the cache cell of each token
   Tensor* output_ids;  // I32 [n_outputs]: batch rows whose logits are wanted (nullptr if all)
-  // I32 [attention_index_elements(n_tokens, index_capacity)] per index slot the model uses
-  // (ModelShape::attention_windows): the cells each token attends to.
+  // Per pool of the KV cache that the pass uses (null for the others): I32 [n_tokens], the
+  // pool's cell of each token, ...
+  std::vector<Tensor*> kv_slots;
+  // ... and I32 [attention_index_elements(n_tokens, index_capacity)], the pool's cells each
+  // token attends to (within the pool's window).
   std::vector<Tensor*> attention_index;
 
-  // The index input of a slot, made on first use.
-  Tensor* attention_index_input(int32_t slot);
+  // A pool's inputs, made on first use.
+  Tensor* kv_slots_input(int pool);
+  Tensor* attention_index_input(int pool);
 
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
