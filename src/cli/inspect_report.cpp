@@ -90,6 +90,16 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
                        {"backend", w.backend},
                        {"path", execution_path_name(w.path)}});
   }
+  json kv_pools = json::array();  // pools with layers: full attention first, then each window
+  for (size_t p = 0; p < d.memory.kv_pools.size(); ++p) {
+    const KvPoolPlan& pool = d.memory.kv_pools[p];
+    if (pool.layers.empty()) continue;
+    kv_pools.push_back({{"pool", p},
+                        {"window", pool.window},
+                        {"layers", pool.layers.size()},
+                        {"cells", pool.cells},
+                        {"bytes", pool.bytes}});
+  }
   json by_type = json::object();
   for (const auto& [type, stats] : d.stats.tensors_by_type) {
     by_type[type] = {{"count", stats.count}, {"bytes", stats.bytes}, {"f32_bytes", stats.f32_bytes}};
@@ -119,6 +129,7 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
         {"n_batch", d.memory.n_batch},
         {"weights_bytes", d.memory.weights_bytes},
         {"kv_cache_bytes", d.memory.kv_cache_bytes},
+        {"kv_pools", kv_pools},
         {"compute_bytes", d.memory.compute_bytes},
         {"total_bytes", d.memory.total_bytes()}}},
   };
@@ -154,6 +165,14 @@ std::string diagnosis_text(const Diagnosis& d) {
   out << "  memory         " << mib(d.memory.total_bytes()) << " at context " << d.memory.n_ctx
       << " (weights " << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes)
       << ", compute " << mib(d.memory.compute_bytes) << ")\n";
+  // The KV cache per pool: the full-attention layers, then each sliding window's.
+  for (size_t p = 0; p < d.memory.kv_pools.size(); ++p) {
+    const KvPoolPlan& pool = d.memory.kv_pools[p];
+    if (pool.layers.empty()) continue;
+    out << "    KV pool " << p << ": " << pool.layers.size() << " layers, "
+        << (pool.window == 0 ? std::string("full attention") : concat("window ", pool.window)) << ", "
+        << pool.cells << " cells, " << mib(pool.bytes) << "\n";
+  }
   if (!d.defaults_used.empty()) {
     out << "  defaults used\n";
     for (const auto& entry : d.defaults_used) out << "    " << entry.key << " = " << entry.value << "\n";

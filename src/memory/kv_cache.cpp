@@ -1,122 +1,143 @@
 #include "memory/kv_cache.h"
 
 #include <algorithm>
-#include <array>
+#include <limits>
 
 namespace sinter {
 
-size_t KvCache::bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type) {
-  size_t total = 0;
-  for (const auto& layer : layers) {
-    total += (row_bytes(type, layer.k_row) + row_bytes(type, layer.v_row)) * static_cast<size_t>(cells);
-  }
-  return total;
-}
+KvCache::~KvCache() = default;
 
-size_t KvCache::bookkeeping_bytes_for(int32_t cells) {
-  return (sizeof(Cell) + sizeof(int32_t) + sizeof(Entry) + sizeof(int32_t)) *
-         static_cast<size_t>(std::max(cells, 0));
-}
-
-Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells,
-                                                 DType type, Backend* backend) {
-  if (cells <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
-  if (cells > kMaxCacheCells) {
+Result<std::vector<KvPoolPlan>> KvCache::plan(const KvCacheOptions& o) {
+  if (o.n_ctx <= 0) return make_error(ErrorCode::kInvalidArgument, "KV cache needs at least one cell");
+  if (o.n_ctx > kMaxCacheCells) {
     return make_error(ErrorCode::kInvalidArgument, "a KV cache holds at most ", kMaxCacheCells,
-                      " cells, not ", cells);
+                      " cells, not ", o.n_ctx);
   }
-  if (type != DType::F16 && type != DType::F32 && type != DType::BF16) {
+  if (o.type != DType::F16 && o.type != DType::F32 && o.type != DType::BF16) {
     return make_error(ErrorCode::kInvalidArgument, "KV cache type must be f16, bf16 or f32, not ",
-                      dtype_name(type));
+                      dtype_name(o.type));
   }
-  for (size_t il = 0; il < layers.size(); ++il) {
-    const KvLayerShape& layer = layers[il];
+  if (o.n_seq_max < 1 || o.n_seq_max > kMaxSequences) {
+    return make_error(ErrorCode::kInvalidArgument, "a KV cache serves 1 to ", kMaxSequences,
+                      " sequences, not ", o.n_seq_max);
+  }
+  if (o.n_batch < 1) return make_error(ErrorCode::kInvalidArgument, "KV cache batch size must be positive");
+  if (!o.windows.empty() && o.windows.size() != o.layers.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "KV cache: ", o.windows.size(), " windows for ",
+                      o.layers.size(), " layers");
+  }
+  for (size_t il = 0; il < o.layers.size(); ++il) {
+    const KvLayerShape& layer = o.layers[il];
     if (layer.heads <= 0 || layer.k_row % layer.heads != 0 || layer.v_row % layer.heads != 0) {
       return make_error(ErrorCode::kInvalidArgument, "KV cache layer ", il, ": rows of ", layer.k_row,
                         " and ", layer.v_row, " values do not split into ", layer.heads, " heads");
     }
-  }
-  auto cache = std::make_unique<KvCache>();
-  cache->type_ = type;
-  cache->cell_count_ = cells;
-  const size_t total = bytes_for(layers, cells, type);
-  cache->buffer_bytes_ = total;
-  if (backend != nullptr) {
-    auto cell_records = ZeroedArray<Cell>::allocate(static_cast<size_t>(cells));
-    if (!cell_records) return cell_records.error().with_context("KV cache cells");
-    cache->cells_ = std::move(cell_records).value();
-    auto deltas = ZeroedArray<int32_t>::allocate(static_cast<size_t>(cells));
-    if (!deltas) return deltas.error().with_context("KV cache cells");
-    cache->deltas_ = std::move(deltas).value();
-    // A kCache buffer: zero, so that an unwritten cell never reads as garbage (NaN), and
-    // committed only where tokens are stored (host backends: on huge pages where the system
-    // offers them, as attention streams each layer's keys and values once per token).
-    auto buffer = backend->allocate(BufferUsage::kCache, total);
-    if (!buffer) return buffer.error().with_context("KV cache");
-    cache->buffer_ = std::move(buffer).value();
-  }
-  size_t offset = 0;
-  for (size_t il = 0; il < layers.size(); ++il) {
-    const KvLayerShape& layer = layers[il];
-    // Each head's rows of all cells together: [head_dim, cells, heads].
-    cache->keys_.push_back(make_persistent("cache_k-" + std::to_string(il), type,
-                                           {layer.k_row / layer.heads, cells, layer.heads, 1}, nullptr));
-    cache->values_.push_back(make_persistent("cache_v-" + std::to_string(il), type,
-                                             {layer.v_row / layer.heads, cells, layer.heads, 1}, nullptr));
-    const size_t k_bytes = row_bytes(type, layer.k_row) * static_cast<size_t>(cells);
-    if (cache->buffer_) {
-      bind_tensor(cache->keys_.back(), *cache->buffer_, offset);
-      bind_tensor(cache->values_.back(), *cache->buffer_, offset + k_bytes);
+    if (!o.windows.empty() && o.windows[il] < 0) {
+      return make_error(ErrorCode::kInvalidArgument, "KV cache layer ", il, ": negative window ",
+                        o.windows[il]);
     }
-    offset += k_bytes + row_bytes(type, layer.v_row) * static_cast<size_t>(cells);
   }
+  // Pool 0: full attention, n_ctx cells; then one pool per distinct window, smallest first.
+  std::vector<KvPoolPlan> pools(1);
+  pools[0].cells = o.n_ctx;
+  std::vector<int32_t> windows;
+  for (int32_t w : o.windows) {
+    if (w > 0) windows.push_back(w);
+  }
+  std::sort(windows.begin(), windows.end());
+  windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
+  for (int32_t w : windows) {
+    KvPoolPlan pool;
+    pool.window = w;
+    // Each sequence's last W positions and one batch (llama.cpp's rule), never above the context.
+    const int64_t cells = int64_t{w} * o.n_seq_max + o.n_batch;
+    pool.cells = static_cast<int32_t>(std::min<int64_t>(o.n_ctx, cells));
+    pools.push_back(pool);
+  }
+  for (size_t il = 0; il < o.layers.size(); ++il) {
+    const int32_t w = o.windows.empty() ? 0 : o.windows[il];
+    const auto it = std::lower_bound(windows.begin(), windows.end(), w);
+    KvPoolPlan& pool = pools[w == 0 ? 0 : static_cast<size_t>(it - windows.begin()) + 1];
+    pool.layers.push_back(static_cast<int>(il));
+    pool.bytes += KvPool::bytes_for({o.layers[il]}, pool.cells, o.type);
+  }
+  return pools;
+}
+
+Result<std::unique_ptr<KvCache>> KvCache::create(const KvCacheOptions& options, Backend* backend) {
+  SINTER_ASSIGN(const std::vector<KvPoolPlan> plans, plan(options));
+  auto cache = std::unique_ptr<KvCache>(new KvCache());
+  cache->type_ = options.type;
+  cache->n_seq_max_ = options.n_seq_max;
+  cache->layer_pool_.resize(options.layers.size());
+  cache->layer_local_.resize(options.layers.size());
+  for (size_t p = 0; p < plans.size(); ++p) {
+    std::vector<KvLayerShape> shapes;
+    for (size_t i = 0; i < plans[p].layers.size(); ++i) {
+      const auto il = static_cast<size_t>(plans[p].layers[i]);
+      shapes.push_back(options.layers[il]);
+      cache->layer_pool_[il] = static_cast<int>(p);
+      cache->layer_local_[il] = static_cast<int>(i);
+    }
+    SINTER_ASSIGN(std::unique_ptr<KvPool> pool, KvPool::create(shapes, plans[p].layers, plans[p].cells,
+                                                               plans[p].window, options.type, backend));
+    cache->pools_.push_back(std::move(pool));
+  }
+  cache->prune_.resize(plans.size());
   return cache;
 }
 
+Result<std::unique_ptr<KvCache>> KvCache::create(const std::vector<KvLayerShape>& layers, int32_t cells,
+                                                 DType type, Backend* backend) {
+  return create(KvCacheOptions{layers, {}, cells, 1, std::max(cells, 1), type}, backend);
+}
+
+size_t KvCache::bytes_for(const KvCacheOptions& options) {
+  const auto plans = plan(options);
+  if (!plans) return 0;
+  size_t total = 0;
+  for (const KvPoolPlan& pool : *plans) total += pool.bytes;
+  return total;
+}
+
+size_t KvCache::bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type) {
+  return KvPool::bytes_for(layers, cells, type);
+}
+
+size_t KvCache::bookkeeping_bytes_for(const KvCacheOptions& options) {
+  const auto plans = plan(options);
+  if (!plans) return 0;
+  size_t total = 0;
+  for (const KvPoolPlan& pool : *plans) total += KvPool::bookkeeping_bytes_for(pool.cells);
+  return total;
+}
+
+size_t KvCache::bookkeeping_bytes_for(int32_t cells) { return KvPool::bookkeeping_bytes_for(cells); }
+
+size_t KvCache::bytes() const {
+  size_t total = 0;
+  for (const auto& pool : pools_) total += pool->bytes();
+  return total;
+}
+
+std::string_view KvCache::backend() const {
+  for (const auto& pool : pools_) {
+    if (!pool->backend().empty()) return pool->backend();
+  }
+  return {};
+}
+
 Status KvCache::move_to(Backend& backend) {
-  if (!buffer_) return make_error(ErrorCode::kInternal, "move_to() on a KV cache created without memory");
-  auto moved = backend.allocate(BufferUsage::kCache, buffer_->size());
-  if (!moved) return moved.error().with_context("KV cache");
-  std::unique_ptr<Buffer> target = std::move(moved).value();
-  // Each head plane's rows of the cells that were ever used, through a host copy: the rest of
-  // the new buffer stays zero and uncommitted.
-  std::vector<uint8_t> staging;
-  for (std::vector<Tensor>* tensors : {&keys_, &values_}) {
-    for (Tensor& t : *tensors) {
-      const size_t offset = tensor_offset(t);
-      const size_t used = t.row_bytes() * static_cast<size_t>(high_water_);
-      staging.resize(used);
-      for (int64_t head = 0; head < t.ne[2]; ++head) {
-        const size_t plane = offset + static_cast<size_t>(head) * t.nb[2];
-        buffer_->get(plane, staging.data(), used);
-        target->set(plane, staging.data(), used);
-      }
-      bind_tensor(t, *target, offset);
-    }
+  if (!full().has_memory())
+    return make_error(ErrorCode::kInternal, "move_to() on a KV cache created without memory");
+  // Every pool's new buffer first: a failed allocation leaves the cache as it was.
+  std::vector<std::unique_ptr<Buffer>> targets;
+  for (const auto& pool : pools_) {
+    SINTER_ASSIGN(std::unique_ptr<Buffer> target, pool->allocate_on(backend));
+    targets.push_back(std::move(target));
   }
-  buffer_ = std::move(target);
+  for (size_t p = 0; p < pools_.size(); ++p) pools_[p]->move_into(std::move(targets[p]));
   return ok_status();
-}
-
-std::pair<KvCache::EntryList::iterator, KvCache::EntryList::iterator> KvCache::range(SequenceId sequence,
-                                                                                     Position p0,
-                                                                                     Position p1) {
-  EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
-  const auto first = std::lower_bound(list.begin(), list.end(), Entry{p0, 0});
-  const auto last = std::lower_bound(first, list.end(), Entry{p1, 0});
-  return {first, last};
-}
-
-void KvCache::insert(SequenceId sequence, Entry entry) {
-  EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
-  // Room for every cell at a sequence's first entry (8 bytes a cell), so that generation never
-  // grows the list.
-  if (list.capacity() == 0) list.reserve(cells_.size());
-  if (list.empty() || list.back().position < entry.position) {
-    list.push_back(entry);  // the usual case: positions grow
-  } else {
-    list.insert(std::lower_bound(list.begin(), list.end(), entry), entry);
-  }
 }
 
 Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) {
@@ -126,7 +147,8 @@ Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) 
 }
 
 Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots) {
-  if (cells_.size() == 0)
+  const KvPool& context = full();
+  if (!context.has_memory())
     return make_error(ErrorCode::kInternal, "place() on a KV cache created without memory");
   for (const auto& t : tokens) {
     if (t.sequence < 0 || t.sequence >= kMaxSequences) {
@@ -135,16 +157,17 @@ Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* 
     }
     if (t.position < 0) return make_error(ErrorCode::kInvalidArgument, "negative position ", t.position);
   }
-  if (static_cast<int32_t>(tokens.size()) > free_cells()) {
-    return make_error(ErrorCode::kContextFull, "the context holds ", cell_count(), " tokens; ", used_,
-                      " are in use and the batch needs ", tokens.size(), " more");
+  const auto n = static_cast<int32_t>(tokens.size());
+  if (n > context.free_cells()) {
+    return make_error(ErrorCode::kContextFull, "the context holds ", context.cell_count(), " tokens; ",
+                      context.used_cells(), " are in use and the batch needs ", n, " more");
   }
-  // Reject a (sequence, position) that is already cached or repeated in the batch.
+  // Reject a (sequence, position) that is already cached or repeated in the batch. The full
+  // pool holds every position a windowed pool holds.
   std::vector<std::pair<SequenceId, Position>>& batch = placing_;
   batch.clear();
   for (const auto& t : tokens) {
-    const EntryList& list = by_sequence_[static_cast<size_t>(t.sequence)];
-    if (std::binary_search(list.begin(), list.end(), Entry{t.position, 0})) {
+    if (context.contains(t.sequence, t.position)) {
       return make_error(ErrorCode::kInvalidArgument, "position ", t.position, " of sequence ", t.sequence,
                         " is already in the cache");
     }
@@ -155,163 +178,137 @@ Status KvCache::place(std::span<const CacheToken> tokens, std::vector<int32_t>* 
     return make_error(ErrorCode::kInvalidArgument, "position ", twice->second, " of sequence ", twice->first,
                       " appears twice in the batch");
   }
-  slots->clear();
-  for (const auto& t : tokens) {
-    const int32_t c = take_free_cell();  // one exists: free_cells() was checked above
-    cells_[static_cast<size_t>(c)].position = t.position;
-    cells_[static_cast<size_t>(c)].sequences = bit(t.sequence);
-    insert(t.sequence, Entry{t.position, c});
-    slots->push_back(c);
-    ++used_;
+  // Each sequence's smallest position in the batch (the batch is sorted by sequence, position).
+  std::array<Position, kMaxSequences> first;
+  first.fill(std::numeric_limits<Position>::max());
+  for (const auto& [s, p] : batch) first[static_cast<size_t>(s)] = std::min(first[static_cast<size_t>(s)], p);
+  // What each windowed pool drops: a placed sequence's cells that no token at or after its
+  // first position sees (p0 <= first - W); if that is not room enough, also another sequence's
+  // cells that its next position (max_position + 1) would not see. Decided for every pool
+  // before any changes, so that a refusal leaves the cache as it was.
+  for (size_t p = 1; p < pools_.size(); ++p) {
+    const KvPool& pool = *pools_[p];
+    const Position window = pool.window();
+    PruneBounds& bounds = prune_[p];
+    for (size_t s = 0; s < bounds.size(); ++s) {
+      const bool placed = first[s] != std::numeric_limits<Position>::max();
+      bounds[s] = placed ? std::max<Position>(-1, first[s] - window) : -1;
+    }
+    if (pool.free_cells() + pool.cells_freed_by(bounds) >= n) continue;
+    for (size_t s = 0; s < bounds.size(); ++s) {
+      const KvPool::EntryList& held = context.entries(static_cast<SequenceId>(s));
+      if (first[s] != std::numeric_limits<Position>::max() || held.empty()) continue;
+      bounds[s] = std::max<Position>(-1, held.back().position + 1 - window);
+    }
+    if (const int32_t room = pool.free_cells() + pool.cells_freed_by(bounds); room < n) {
+      return make_error(ErrorCode::kContextFull, "the cache of the layers with a window of ", window,
+                        " positions holds ", pool.cell_count(), " tokens; ", pool.cell_count() - room,
+                        " are in use by more sequences than it was sized for and the batch needs ", n);
+    }
   }
+  for (size_t p = 1; p < pools_.size(); ++p) pools_[p]->prune(prune_[p]);
+  for (auto& pool : pools_) pool->place(tokens);
+  slots->assign(context.placed().begin(), context.placed().end());
   return ok_status();
 }
 
-int32_t KvCache::take_free_cell() {
-  while (first_free_ < cell_count_ && cells_[static_cast<size_t>(first_free_)].sequences != 0) ++first_free_;
-  if (first_free_ == cell_count_) return -1;
-  const int32_t cell = first_free_++;  // the caller marks it used at once
-  high_water_ = std::max(high_water_, cell + 1);
-  return cell;
+void KvCache::fill_attention_index(int p, std::span<const CacheToken> tokens, bool causal,
+                                   AttentionIndex* index) const {
+  pool(p).fill_attention_index(tokens, causal, pool(p).window(), index);
 }
 
 void KvCache::fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                                    AttentionIndex* index) const {
-  index->cells.clear();
-  index->cells.reserve(cells_.size());  // one sequence's entries: never grown by generation
-  index->begin.resize(tokens.size());
-  index->end.resize(tokens.size());
-  // Each sequence's entries once, concatenated; a token's visible cells are a range of them.
-  std::array<int32_t, kMaxSequences> start;
-  start.fill(-1);
-  for (const auto& t : tokens) {
-    if (start[static_cast<size_t>(t.sequence)] >= 0) continue;
-    start[static_cast<size_t>(t.sequence)] = static_cast<int32_t>(index->cells.size());
-    for (const Entry& e : by_sequence_[static_cast<size_t>(t.sequence)]) index->cells.push_back(e.cell);
-  }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const EntryList& list = by_sequence_[static_cast<size_t>(tokens[i].sequence)];
-    const Position p = tokens[i].position;
-    auto first = list.begin();
-    auto last = list.end();
-    if (causal) last = std::upper_bound(first, last, Entry{p, 0});
-    if (window > 0) first = std::upper_bound(first, last, Entry{p - window, 0});
-    const int32_t base = start[static_cast<size_t>(tokens[i].sequence)];
-    index->begin[i] = base + static_cast<int32_t>(first - list.begin());
-    index->end[i] = base + static_cast<int32_t>(last - list.begin());
-  }
-}
-
-void KvCache::release(int32_t cell) {
-  cells_[static_cast<size_t>(cell)] = Cell{};
-  deltas_[static_cast<size_t>(cell)] = 0;
-  --used_;
-  first_free_ = std::min(first_free_, cell);
-}
-
-void KvCache::release_if_unused(int32_t cell) {
-  if (cells_[static_cast<size_t>(cell)].sequences == 0) release(cell);
+  full().fill_attention_index(tokens, causal, window, index);
 }
 
 void KvCache::remove(SequenceId sequence, Position p0, Position p1) {
-  if (p1 < 0) p1 = INT32_MAX;
-  auto [first, last] = range(sequence, p0, p1);
-  for (auto it = first; it != last; ++it) {
-    cells_[static_cast<size_t>(it->cell)].sequences &= ~bit(sequence);
-    release_if_unused(it->cell);
-  }
-  by_sequence_[static_cast<size_t>(sequence)].erase(first, last);
+  for (auto& pool : pools_) pool->remove(sequence, p0, p1);
 }
 
 void KvCache::copy(SequenceId src, SequenceId dst, Position p0, Position p1) {
-  if (src == dst) return;
-  if (p1 < 0) p1 = INT32_MAX;
-  auto [first, last] = range(src, p0, p1);
-  const EntryList shared(first, last);
-  for (const Entry& e : shared) {
-    const EntryList& target = by_sequence_[static_cast<size_t>(dst)];
-    if (std::binary_search(target.begin(), target.end(), e)) continue;  // dst has its own cell there
-    cells_[static_cast<size_t>(e.cell)].sequences |= bit(dst);
-    insert(dst, e);
-  }
+  for (auto& pool : pools_) pool->copy(src, dst, p0, p1);
 }
 
 void KvCache::shift(SequenceId sequence, Position p0, Position p1, Position delta) {
   if (delta == 0) return;
-  if (p1 < 0) p1 = INT32_MAX;
-  auto [first, last] = range(sequence, p0, p1);
-  const EntryList moving(first, last);  // decided before any cell moves or is detached
-  by_sequence_[static_cast<size_t>(sequence)].erase(first, last);
-  for (Entry e : moving) {
-    // A cell shared with other sequences moves for this one only: give it its own copy.
-    if (cells_[static_cast<size_t>(e.cell)].sequences != bit(sequence)) {
-      const int32_t own = detach(e.cell, sequence);
-      if (own < 0) {  // no free cell: this position stays where it is
-        insert(sequence, e);
-        continue;
-      }
-      e.cell = own;
-    }
-    Cell& cell = cells_[static_cast<size_t>(e.cell)];
-    cell.position += delta;
-    deltas_[static_cast<size_t>(e.cell)] += delta;
-    shift_pending_ = true;
-    if (cell.position < 0) {  // shifted before the start: the token is gone
-      release(e.cell);
-      continue;
-    }
-    insert(sequence, Entry{cell.position, e.cell});
-  }
-}
-
-int32_t KvCache::detach(int32_t shared, SequenceId sequence) {
-  const int32_t own = take_free_cell();
-  if (own < 0) return -1;
-  const auto c = static_cast<size_t>(own);
-  for (size_t il = 0; il < keys_.size(); ++il) {
-    for (Tensor* t : {&keys_[il], &values_[il]}) {
-      for (int64_t head = 0; head < t->ne[2]; ++head) {
-        const size_t plane = static_cast<size_t>(head) * t->nb[2];
-        tensor_copy_within(*t, plane + static_cast<size_t>(own) * t->nb[1],
-                           plane + static_cast<size_t>(shared) * t->nb[1], t->row_bytes());
-      }
+  // One pool alone keeps its own rule (copy shared cells while free cells last). Several pools
+  // must agree on which positions move: when a pool cannot copy all of its shared cells, the
+  // positions shared in any pool stay, in every pool.
+  staying_.clear();
+  if (pools_.size() > 1) {
+    const bool room = std::all_of(pools_.begin(), pools_.end(), [&](const auto& pool) {
+      return pool->shared_positions(sequence, p0, p1, nullptr) <= pool->free_cells();
+    });
+    if (!room) {
+      for (const auto& pool : pools_) pool->shared_positions(sequence, p0, p1, &staying_);
+      std::sort(staying_.begin(), staying_.end());
+      staying_.erase(std::unique(staying_.begin(), staying_.end()), staying_.end());
     }
   }
-  cells_[c].position = cells_[static_cast<size_t>(shared)].position;
-  cells_[c].sequences = bit(sequence);
-  deltas_[c] = deltas_[static_cast<size_t>(shared)];
-  cells_[static_cast<size_t>(shared)].sequences &= ~bit(sequence);
-  ++used_;
-  return own;
-}
-
-// Cells past the high-water mark were never used: their deltas are 0 and their memory stays
-// untouched.
-void KvCache::clear_pending_shift() {
-  std::fill(deltas_.data(), deltas_.data() + high_water_, 0);
-  shift_pending_ = false;
+  for (auto& pool : pools_) pool->shift(sequence, p0, p1, delta, staying_);
 }
 
 void KvCache::clear() {
-  std::fill(cells_.data(), cells_.data() + high_water_, Cell{});
-  for (auto& list : by_sequence_) list.clear();
-  clear_pending_shift();
-  used_ = 0;
-  first_free_ = 0;
+  for (auto& pool : pools_) pool->clear();
+}
+
+Position KvCache::resumable_in(int p, SequenceId sequence, Position wanted) const {
+  const Position window = pool(p).window();
+  const KvPool::EntryList& all = full().entries(sequence);
+  const KvPool::EntryList& held = pool(p).entries(sequence);
+  // The full pool's positions below the candidate, downwards: one that this pool lacks and the
+  // candidate would see makes that position the candidate (its token is computed again), until
+  // the candidate's window holds no position the pool lacks.
+  Position candidate = wanted;
+  auto f = std::lower_bound(all.begin(), all.end(), KvPool::Entry{candidate, 0});
+  auto h = std::lower_bound(held.begin(), held.end(), KvPool::Entry{candidate, 0});
+  while (f != all.begin()) {
+    const Position q = (--f)->position;
+    if (candidate - q >= window) break;  // q and all below are outside the candidate's window
+    while (h != held.begin() && std::prev(h)->position > q) --h;
+    const bool present = h != held.begin() && std::prev(h)->position == q;
+    if (!present) candidate = q;
+  }
+  return candidate;
+}
+
+Position KvCache::resumable_prefix(SequenceId sequence, Position wanted) const {
+  if (wanted <= 0) return wanted;
+  // Each windowed pool's answer is an upper bound of the common one; lower until all agree.
+  Position p = wanted;
+  for (bool lowered = true; lowered;) {
+    lowered = false;
+    for (int k = 1; k < pool_count(); ++k) {
+      const Position q = resumable_in(k, sequence, p);
+      lowered = lowered || q < p;
+      p = q;
+    }
+  }
+  return p;
+}
+
+bool KvCache::has_pending_shift() const {
+  return std::any_of(pools_.begin(), pools_.end(),
+                     [](const auto& pool) { return pool->has_pending_shift(); });
+}
+
+void KvCache::clear_pending_shift() {
+  for (auto& pool : pools_) pool->clear_pending_shift();
 }
 
 Position KvCache::min_position(SequenceId sequence) const {
-  const EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  const KvPool::EntryList& list = full().entries(sequence);
   return list.empty() ? -1 : list.front().position;
 }
 
 Position KvCache::max_position(SequenceId sequence) const {
-  const EntryList& list = by_sequence_[static_cast<size_t>(sequence)];
+  const KvPool::EntryList& list = full().entries(sequence);
   return list.empty() ? -1 : list.back().position;
 }
 
 int32_t KvCache::sequence_cells(SequenceId sequence) const {
-  return static_cast<int32_t>(by_sequence_[static_cast<size_t>(sequence)].size());
+  return static_cast<int32_t>(full().entries(sequence).size());
 }
 
 }  // namespace sinter

@@ -1,18 +1,22 @@
-// The KV cache: per layer, keys and values for each cell, stored head by head (tensors
-// [head_dim, cells, heads]: one head's rows of all cells are contiguous, so attention, which
-// reads one KV head's cells per call, streams them instead of taking head_dim values every
-// heads·head_dim); each cell records the position it holds and the set of sequences that share
-// it.
+// The KV cache: keys and values of every KV layer of a model, for up to 64 sequences, in pools
+// (memory/kv_pool.h) of the layers that share one attention window (llama.cpp's iSWA cache).
 //
-// Several sequences live in one cache; a cell shared by a common prefix (after copy()) is
-// stored once. Attention never assumes cells are contiguous or in order: for each batch the
-// cache lists, per token, the visible cells sorted by position (fill_attention_index).
+// Pool 0 holds the full-attention layers and has n_ctx cells: it is the context, and every
+// count without a pool (cell_count, used_cells, free_cells, high_water, min/max_position,
+// sequence_cells) is its. It exists even when every layer has a window, then without layers
+// (cells' bookkeeping only): it records which positions each sequence holds. Each distinct
+// window W > 0 has a pool of min(n_ctx, W·n_seq_max + n_batch) cells, so that a windowed
+// layer's memory does not grow with the context.
 //
-// Memory is committed as the cache fills: keys, values and the cells' records are zero-filled
-// mappings that the system backs with RAM on first touch, and place() takes the lowest free
-// cell, so a cache of ten million cells holding a few hundred tokens costs the RAM of a few
-// hundred cells (and a huge page per head plane where huge pages are on). Nothing reads or
-// writes a cell at or past high_water() before a token is placed there.
+// Every sequence edit (place, remove, copy, shift, clear) applies to all pools. Before a
+// place(), a windowed pool drops each placed sequence's cells that no token at or after the
+// sequence's smallest placed position p_min can see (positions <= p_min - W); when that leaves
+// too few free cells, also the cells of the other sequences that their next position
+// (max_position + 1) cannot see. Then W - 1 cells per sequence plus the batch always fit.
+//
+// A dropped cell cannot be brought back: a sequence cut back to an earlier position may have
+// lost cells a token there would see. resumable_prefix() says where a sequence can resume
+// exactly.
 #pragma once
 
 #include <cstdint>
@@ -20,85 +24,116 @@
 #include <span>
 #include <vector>
 
-#include "backend/backend.h"
-#include "core/token.h"
-#include "core/zeroed_array.h"
-#include "graph/graph.h"
-#include "sinter/result.h"
+#include "memory/kv_pool.h"
 
 namespace sinter {
 
-constexpr int kMaxSequences = 64;  // sequence ids 0..63 (a cell's sequence set is a 64-bit mask)
-// The most cells a cache may have (2^24, 16.8 M tokens: above the longest trained contexts of
-// today's models); a larger request is a mistake, refused before any memory plan.
-constexpr int32_t kMaxCacheCells = int32_t{1} << 24;
-
-struct KvLayerShape {
-  int64_t k_row = 0;  // values per cell of keys (head_dim_k * heads)
-  int64_t v_row = 0;  // values per cell of values
-  int64_t heads = 1;  // KV heads (planes of the layer's tensors)
+struct KvCacheOptions {
+  std::vector<KvLayerShape> layers;  // one per KV layer of the model
+  std::vector<int32_t> windows;      // per layer: sliding window, 0: full attention (empty: all 0)
+  int32_t n_ctx = 0;                 // cells of the full pool: the context
+  int32_t n_seq_max = 1;             // sequences holding cells at once (sizes windowed pools)
+  int32_t n_batch = 512;             // most tokens one place() adds
+  DType type = DType::F16;
 };
 
-// One token of a batch as the cache sees it.
-struct CacheToken {
-  SequenceId sequence = 0;
-  Position position = 0;
+// One pool as create() would make it.
+struct KvPoolPlan {
+  int32_t window = 0;  // 0: full attention
+  int32_t cells = 0;
+  std::vector<int> layers;  // the model's KV layer indices
+  uint64_t bytes = 0;       // keys and values
 };
 
 class KvCache {
  public:
-  // The keys and values live in a buffer of `backend` (BufferUsage::kCache). A null backend
+  // The pools of a cache with these options: pool 0 has window 0, then one pool per distinct
+  // window in increasing order. Refuses a context outside 1..kMaxCacheCells, negative windows,
+  // a window list of another length than the layers, n_seq_max outside 1..kMaxSequences.
+  static Result<std::vector<KvPoolPlan>> plan(const KvCacheOptions& options);
+  // The keys and values live in buffers of `backend` (BufferUsage::kCache). A null backend
   // makes a cache with shapes but no memory (and no cells: place() refuses): enough to build
   // and plan graphs for memory estimates, never to run them.
+  static Result<std::unique_ptr<KvCache>> create(const KvCacheOptions& options, Backend* backend);
+  // Every layer full: one pool of `cells` cells.
   static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells,
                                                  DType type, Backend* backend);
-  // Bytes a cache of this shape takes.
+  ~KvCache();
+  // Bytes a cache of this shape takes (0 for options plan() refuses).
+  static size_t bytes_for(const KvCacheOptions& options);
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
-  // Bytes of the cells' bookkeeping at most: the cell records and pending shifts, one
-  // sequence's position list and an attention index.
+  // Bytes of the cells' bookkeeping at most, over all pools.
+  static size_t bookkeeping_bytes_for(const KvCacheOptions& options);
   static size_t bookkeeping_bytes_for(int32_t cells);
 
-  int32_t cell_count() const { return cell_count_; }
-  int32_t used_cells() const { return used_; }
-  int32_t free_cells() const { return cell_count() - used_; }
+  // The full pool's (the context's) cells.
+  int32_t cell_count() const { return full().cell_count(); }
+  // Sequences the cache was sized for; cell_count() / n_seq_max() is one sequence's context.
+  int32_t n_seq_max() const { return n_seq_max_; }
+  int32_t used_cells() const { return full().used_cells(); }
+  int32_t free_cells() const { return full().free_cells(); }
   // Cells [high_water(), cell_count()) have never held a token: their memory is untouched.
-  int32_t high_water() const { return high_water_; }
+  int32_t high_water() const { return full().high_water(); }
   DType type() const { return type_; }
-  size_t bytes() const { return buffer_bytes_; }
-  int layer_count() const { return static_cast<int>(keys_.size()); }
-  // [head_dim, cells, heads]: row(cell, head).
-  Tensor* keys(int layer) { return &keys_[static_cast<size_t>(layer)]; }
-  Tensor* values(int layer) { return &values_[static_cast<size_t>(layer)]; }
-  // The backend whose buffer holds the keys and values (null for a shapes-only cache).
-  std::string_view backend() const { return buffer_ ? buffer_->backend() : std::string_view(); }
+  size_t bytes() const;  // every pool's
+  // The model's KV layers: keys(layer) / values(layer) are [head_dim, cells of its pool, heads],
+  // row(cell, head).
+  int layer_count() const { return static_cast<int>(layer_pool_.size()); }
+  Tensor* keys(int layer) { return pool(layer_pool_[static_cast<size_t>(layer)]).keys(local(layer)); }
+  Tensor* values(int layer) { return pool(layer_pool_[static_cast<size_t>(layer)]).values(local(layer)); }
+  // The backend whose buffers hold the keys and values (null for a shapes-only cache).
+  std::string_view backend() const;
 
-  // Moves the keys and values into a buffer of another backend: the cells keep their tokens
-  // (only cells below high_water() are copied). On error the cache is unchanged.
+  int pool_count() const { return static_cast<int>(pools_.size()); }
+  int pool_of(int layer) const { return layer_pool_[static_cast<size_t>(layer)]; }
+  int32_t pool_window(int p) const { return pool(p).window(); }
+  int32_t pool_cells(int p) const { return pool(p).cell_count(); }
+  int32_t pool_used_cells(int p) const { return pool(p).used_cells(); }
+  int32_t pool_high_water(int p) const { return pool(p).high_water(); }
+  int pool_layer_count(int p) const { return pool(p).layer_count(); }
+  size_t pool_bytes(int p) const { return pool(p).bytes(); }
+
+  // Moves the keys and values into buffers of another backend: the cells keep their tokens
+  // (only cells below each pool's high water are copied). On error the cache is unchanged.
   Status move_to(Backend& backend);
 
-  // Gives every token a free cell (recording its sequence and position) and returns the cells,
-  // or kContextFull with nothing changed. A (sequence, position) already cached is an error.
-  // Writes the cells to *slots (its capacity reused: nothing is allocated per generated token).
+  // Gives every token a free cell in every pool (recording its sequence and position), after
+  // the windowed pools dropped what no token can see any more; or kContextFull with nothing
+  // changed. A (sequence, position) already cached is an error. Writes the full pool's cells to
+  // *slots (its capacity reused: nothing is allocated per generated token); placed(pool) are
+  // each pool's, until the next place().
   Status place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots);
   Result<std::vector<int32_t>> place(std::span<const CacheToken> tokens);
+  std::span<const int32_t> placed(int p) const { return pool(p).placed(); }
 
-  // The cells each token may attend to: same sequence, position ≤ its own (causal) or any
-  // (non-causal), and within `window` positions when window > 0.
+  // The cells of a pool each token may attend to: same sequence, position ≤ its own (causal) or
+  // any (non-causal), and within the pool's window.
+  void fill_attention_index(int p, std::span<const CacheToken> tokens, bool causal,
+                            AttentionIndex* index) const;
+  // The full pool's cells, within `window` positions when window > 0.
   void fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                             AttentionIndex* index) const;
 
-  // Position-range edits; p1 < 0 means "to the end". Ranges are half-open [p0, p1).
+  // Position-range edits of every pool; p1 < 0 means "to the end". Ranges are half-open [p0, p1).
   void remove(SequenceId sequence, Position p0, Position p1);
   // dst shares src's cells in [p0, p1) (no bytes copied): a forked or common prefix.
   void copy(SequenceId src, SequenceId dst, Position p0, Position p1);
   // Adds `delta` to the positions of sequence's cells in [p0, p1); their keys must be rotated
-  // by the same delta (pending_shift / clear_pending_shift) before the next forward pass.
+  // by the same delta (pending_shift / clear_pending_shift) before the next forward pass. A cell
+  // shared with another sequence is copied first; where a pool has no free cell for that, the
+  // shared positions stay where they are, in every pool.
   void shift(SequenceId sequence, Position p0, Position p1, Position delta);
   void clear();
 
-  bool has_pending_shift() const { return shift_pending_; }
-  // Per-cell position deltas not yet applied to the keys ([cell_count()]; 0 past high_water()).
-  std::span<const int32_t> pending_shift() const { return deltas_.span(); }
+  // The largest p <= wanted at which `sequence` can resume exactly: a token at p finds every
+  // cell it may see (in each windowed pool, the cells of the positions max(0, p - W + 1)..p - 1
+  // that the full pool holds). `wanted` when no pool has a window; 0 means from scratch.
+  Position resumable_prefix(SequenceId sequence, Position wanted) const;
+
+  bool has_pending_shift() const;
+  // Per-cell position deltas not yet applied to a pool's keys ([pool_cells(p)]; 0 past its high
+  // water).
+  std::span<const int32_t> pending_shift(int p = 0) const { return pool(p).pending_shift(); }
   void clear_pending_shift();
 
   // Smallest / largest cached position of a sequence, or -1 when it has none.
@@ -107,45 +142,22 @@ class KvCache {
   int32_t sequence_cells(SequenceId sequence) const;
 
  private:
-  // All-zero bytes are a free cell (the cell arrays start zeroed, untouched).
-  struct Cell {
-    Position position = 0;   // meaningful while sequences != 0
-    uint64_t sequences = 0;  // bit s set: sequence s uses this cell; 0: free
-  };
-  // Each sequence's cells sorted by position (one cell per position): the attention index,
-  // duplicate checks and range edits read these instead of scanning every cell.
-  struct Entry {
-    Position position;
-    int32_t cell;
-    bool operator<(const Entry& other) const { return position < other.position; }
-  };
-  using EntryList = std::vector<Entry>;
-  // Entries of `sequence` with p0 <= position < p1.
-  std::pair<EntryList::iterator, EntryList::iterator> range(SequenceId sequence, Position p0, Position p1);
-  void insert(SequenceId sequence, Entry entry);
-  static uint64_t bit(SequenceId s) { return uint64_t{1} << s; }
-  // Frees the cell if no sequence uses it any more.
-  void release_if_unused(int32_t cell);
-  void release(int32_t cell);
-  // The lowest free cell (marked neither used nor counted), or -1 when every cell is in use.
-  int32_t take_free_cell();
-  // Copies a shared cell's rows into a free cell owned by `sequence` alone; -1 if none is free.
-  int32_t detach(int32_t shared, SequenceId sequence);
+  KvCache() = default;
+  KvPool& pool(int p) { return *pools_[static_cast<size_t>(p)]; }
+  const KvPool& pool(int p) const { return *pools_[static_cast<size_t>(p)]; }
+  const KvPool& full() const { return *pools_.front(); }
+  int local(int layer) const { return layer_local_[static_cast<size_t>(layer)]; }
+  // The largest p <= wanted that pool p (windowed) lets the sequence resume at.
+  Position resumable_in(int p, SequenceId sequence, Position wanted) const;
 
   DType type_ = DType::F16;
-  int32_t cell_count_ = 0;
-  ZeroedArray<Cell> cells_;
-  std::vector<EntryList> by_sequence_ = std::vector<EntryList>(kMaxSequences);
+  std::vector<std::unique_ptr<KvPool>> pools_;
+  std::vector<int> layer_pool_;                           // per model KV layer: its pool
+  std::vector<int> layer_local_;                          // per model KV layer: its index in the pool
   std::vector<std::pair<SequenceId, Position>> placing_;  // place()'s batch, sorted to find repeats
-  ZeroedArray<int32_t> deltas_;                           // 0 for every free cell
-  bool shift_pending_ = false;
-  int32_t used_ = 0;
-  int32_t first_free_ = 0;  // every cell below it is in use
-  int32_t high_water_ = 0;  // every cell at or above it is free and untouched
-  std::vector<Tensor> keys_;
-  std::vector<Tensor> values_;
-  std::unique_ptr<Buffer> buffer_;  // null when created without a backend
-  size_t buffer_bytes_ = 0;
+  std::vector<PruneBounds> prune_;                        // place()'s drops, per pool
+  std::vector<Position> staying_;                         // shift()'s shared positions that stay
+  int32_t n_seq_max_ = 1;
 };
 
 }  // namespace sinter

@@ -8,18 +8,29 @@ namespace sinter {
 ForwardContext::ForwardContext(Graph& g, const BatchShape& b, KvCache& c) : graph(g), batch(b), cache(c) {
   token_ids = graph.input("inp_tokens", DType::I32, {batch.n_tokens, 1, 1, 1});
   positions = graph.input("inp_pos", DType::I32, {batch.n_tokens, 1, 1, 1});
-  kv_slots = graph.input("inp_kv_slots", DType::I32, {batch.n_tokens, 1, 1, 1});
   output_ids = batch.n_outputs == batch.n_tokens
                    ? nullptr
                    : graph.input("inp_out_ids", DType::I32, {batch.n_outputs, 1, 1, 1});
 }
 
-Tensor* ForwardContext::attention_index_input(int32_t slot) {
-  if (attention_index.size() <= static_cast<size_t>(slot))
-    attention_index.resize(static_cast<size_t>(slot) + 1);
-  Tensor*& index = attention_index[static_cast<size_t>(slot)];
+Tensor* ForwardContext::kv_slots_input(int pool) {
+  if (kv_slots.size() <= static_cast<size_t>(pool)) kv_slots.resize(static_cast<size_t>(pool) + 1);
+  Tensor*& slots = kv_slots[static_cast<size_t>(pool)];
+  // Pool 0's keeps the name of the single pool's, so that a cache of one pool builds the graph
+  // it always did.
+  if (slots == nullptr) {
+    slots = graph.input(pool == 0 ? std::string("inp_kv_slots") : "inp_kv_slots-" + std::to_string(pool),
+                        DType::I32, {batch.n_tokens, 1, 1, 1});
+  }
+  return slots;
+}
+
+Tensor* ForwardContext::attention_index_input(int pool) {
+  if (attention_index.size() <= static_cast<size_t>(pool))
+    attention_index.resize(static_cast<size_t>(pool) + 1);
+  Tensor*& index = attention_index[static_cast<size_t>(pool)];
   if (index == nullptr) {
-    index = graph.input("inp_attn_index-" + std::to_string(slot), DType::I32,
+    index = graph.input("inp_attn_index-" + std::to_string(pool), DType::I32,
                         {attention_index_elements(batch.n_tokens, batch.index_capacity), 1, 1, 1});
   }
   return index;
@@ -79,7 +90,6 @@ Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation 
 void ForwardContext::use_layer(AttentionOptions& o, const ModelShape& shape, int layer) const {
   const KvRope& rope = shape.kv_rope[static_cast<size_t>(layer)];
   o.kv_layer = layer;
-  o.index_slot = shape.kv_windows[static_cast<size_t>(layer)] > 0 ? 1 : 0;
   o.use_rope = rope.rotated;
   o.rope = rope.params;
   o.rope_freq_factors = rope.factors_for(n_ctx_per_sequence());
@@ -121,12 +131,14 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
     k = build_rope(k, o.rope, o.rope_freq_factors, "Kcur_rope", layer);
   }
 
-  Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, kv_slots), "k_cache_store", layer);
-  Tensor* v_cache = name(graph.store_rows(cache.values(o.kv_layer), v, kv_slots), "v_cache_store", layer);
+  const int pool = cache.pool_of(o.kv_layer);
+  Tensor* slots = kv_slots_input(pool);
+  Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, slots), "k_cache_store", layer);
+  Tensor* v_cache = name(graph.store_rows(cache.values(o.kv_layer), v, slots), "v_cache_store", layer);
   AttentionParams params;
   params.scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(o.head_dim));
   params.softcap = o.softcap;
-  Tensor* index = attention_index_input(o.index_slot);
+  Tensor* index = attention_index_input(pool);
   Tensor* attended = name(graph.attention(q, k_cache, v_cache, index, params), "kqv_out", layer);
   return name(build_linear(w.output, attended, w.output_bias), "attn_out", layer);
 }
@@ -159,12 +171,13 @@ Tensor* ForwardContext::build_output_filter(Tensor* x, const char* base, int lay
   return name(graph.get_rows(x, output_ids), base, layer);
 }
 
-void Model::build_kv_shift(Graph& graph, KvCache& cache, Tensor* deltas) const {
+void Model::build_kv_shift(Graph& graph, KvCache& cache, std::span<Tensor* const> deltas) const {
   for (int il = 0; il < cache.layer_count(); ++il) {
     const KvRope& rope = shape_.kv_rope[static_cast<size_t>(il)];
     if (!rope.rotated) continue;
-    Tensor* shifted = graph.rope_shift(cache.keys(il), deltas, rope.head_dim, rope.params,
-                                       rope.factors_for(cache.cell_count()));
+    Tensor* pool_deltas = deltas[static_cast<size_t>(cache.pool_of(il))];
+    Tensor* shifted = graph.rope_shift(cache.keys(il), pool_deltas, rope.head_dim, rope.params,
+                                       rope.factors_for(cache.cell_count() / cache.n_seq_max()));
     graph.mark_output(Graph::named(shifted, "k_shift", il));
   }
 }

@@ -71,8 +71,7 @@ struct AttentionOptions {
   float softcap = 0.0f;
   NormKind qk_norm = NormKind::kRms;  // for q_norm / k_norm
   float norm_eps = 1e-6f;
-  int32_t kv_layer = 0;    // which layer of the KV cache
-  int32_t index_slot = 0;  // which attention index (full or sliding window)
+  int32_t kv_layer = 0;  // which layer of the KV cache (its pool gives its window)
 };
 
 class ForwardContext {
@@ -86,20 +85,23 @@ class ForwardContext {
   // Batch inputs, written before each compute.
   Tensor* token_ids;   // I32 [n_tokens]
   Tensor* positions;   // I32 [n_tokens]
-  Tensor* kv_slots;    // I32 [n_tokens]: the cache cell of each token
   Tensor* output_ids;  // I32 [n_outputs]: batch rows whose logits are wanted (nullptr if all)
-  // I32 [attention_index_elements(n_tokens, index_capacity)] per index slot the model uses
-  // (ModelShape::attention_windows): the cells each token attends to.
+  // Per pool of the KV cache that the pass uses (null for the others): I32 [n_tokens], the
+  // pool's cell of each token, ...
+  std::vector<Tensor*> kv_slots;
+  // ... and I32 [attention_index_elements(n_tokens, index_capacity)], the pool's cells each
+  // token attends to (within the pool's window).
   std::vector<Tensor*> attention_index;
 
-  // The index input of a slot, made on first use.
-  Tensor* attention_index_input(int32_t slot);
+  // A pool's inputs, made on first use.
+  Tensor* kv_slots_input(int pool);
+  Tensor* attention_index_input(int pool);
 
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
   Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
   // The positions one sequence may hold (LongRoPE chooses its factors by it).
-  int32_t n_ctx_per_sequence() const { return cache.cell_count(); }
+  int32_t n_ctx_per_sequence() const { return cache.cell_count() / cache.n_seq_max(); }
   // Points options at KV layer `layer` of the model: its cache, its RoPE (or NoPE) from
   // ModelShape::kv_rope, its window from ModelShape::kv_windows.
   void use_layer(AttentionOptions& options, const ModelShape& shape, int layer) const;

@@ -74,12 +74,9 @@ std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period) {
 
 void set_sliding_windows(ModelShape& shape, const std::vector<bool>& windowed, int32_t window) {
   shape.kv_windows.assign(windowed.size(), 0);
-  bool any = false;
   for (size_t il = 0; il < windowed.size(); ++il) {
     if (windowed[il] && window > 0) shape.kv_windows[il] = window;
-    any = any || shape.kv_windows[il] > 0;
   }
-  shape.attention_windows = any ? std::vector<int32_t>{0, window} : std::vector<int32_t>{0};
 }
 
 uint32_t tokenizer_vocab_size(const Metadata& metadata) {

@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,9 @@ struct ModelShape {
   int32_t n_ctx_train = 0;
   bool causal = true;
   std::vector<KvLayerShape> kv_layers;  // one per layer that has a KV cache
-  std::vector<int32_t> kv_windows;      // per KV layer: sliding window (0: full attention)
-  // Attention index slots the forward pass uses (AttentionOptions::index_slot) and the window
-  // each stands for: slot 0 is full attention.
-  std::vector<int32_t> attention_windows{0};
+  // Per KV layer: sliding window (0: full attention). The KV cache has one pool per distinct
+  // window (memory/kv_cache.h), and each pool its own attention index.
+  std::vector<int32_t> kv_windows;
   std::vector<KvRope> kv_rope;  // per KV layer
 };
 
@@ -59,8 +59,9 @@ class Model {
   // Builds one batch's forward pass; returns logits [n_vocab, n_outputs].
   virtual Tensor* build_forward(ForwardContext& fx) const = 0;
 
-  // Rotates the cached keys of every layer by the cache's pending deltas (I32 [cells]).
-  virtual void build_kv_shift(Graph& graph, KvCache& cache, Tensor* deltas) const;
+  // Rotates the cached keys of every layer by the cache's pending deltas: deltas[pool] is
+  // I32 [cache.pool_cells(pool)] (null for a pool without layers).
+  virtual void build_kv_shift(Graph& graph, KvCache& cache, std::span<Tensor* const> deltas) const;
 
  protected:
   ModelShape shape_;

@@ -57,6 +57,17 @@ struct Context::PreparedGraph {
 
 Context::~Context() = default;
 
+KvCacheOptions kv_cache_options(const ModelShape& model, const ContextOptions& options) {
+  KvCacheOptions cache;
+  cache.layers = model.kv_layers;
+  cache.windows = model.kv_windows;
+  cache.n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(model.n_ctx_train, kDefaultMaxContext);
+  cache.n_seq_max = options.n_seq_max;
+  cache.n_batch = std::min(options.n_batch, cache.n_ctx);
+  cache.type = options.kv_type;
+  return cache;
+}
+
 Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedModel> model,
                                                  const ContextOptions& options) {
   const ModelShape& shape = model->model().shape();
@@ -70,22 +81,25 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedMod
   }
   if (options.n_batch <= 0)
     return make_error(ErrorCode::kInvalidArgument, "batch size must be positive, got ", options.n_batch);
+  if (options.n_seq_max < 1 || options.n_seq_max > kMaxSequences) {
+    return make_error(ErrorCode::kInvalidArgument, "sequences must be between 1 and ", kMaxSequences,
+                      ", got ", options.n_seq_max);
+  }
   auto context = std::unique_ptr<Context>(new Context());
   context->model_ = std::move(model);
   context->options_ = options;
   context->options_.n_ctx = n_ctx;
+  const KvCacheOptions cache_options = kv_cache_options(shape, context->options_);
   // The memory plan, before the cache is allocated: a cache with shapes only is enough to plan
   // the largest pass's compute buffers.
-  SINTER_ASSIGN(context->cache_,
-                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, /*backend=*/nullptr));
+  SINTER_ASSIGN(context->cache_, KvCache::create(cache_options, /*backend=*/nullptr));
   ContextMemory need;
   need.n_ctx = n_ctx;
-  need.kv_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, options.kv_type);
-  need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(n_ctx);
+  need.kv_bytes = KvCache::bytes_for(cache_options);
+  need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(cache_options);
   SINTER_ASSIGN(need.compute_bytes, context->compute_bytes(std::min(options.n_batch, n_ctx)));
   SINTER_TRY(check_context_fits(need, available_memory()));
-  SINTER_ASSIGN(context->cache_,
-                KvCache::create(shape.kv_layers, n_ctx, options.kv_type, &context->model_->backend()));
+  SINTER_ASSIGN(context->cache_, KvCache::create(cache_options, &context->model_->backend()));
   return context;
 }
 
@@ -146,12 +160,22 @@ Result<uint64_t> Context::weight_bytes_per_token() {
 Status Context::apply_pending_shift() {
   if (!cache_->has_pending_shift()) return ok_status();
   Graph graph;
-  Tensor* deltas = graph.input("inp_k_shift", DType::I32, {cache_->cell_count(), 1, 1, 1});
+  // One input of per-cell deltas per pool that has layers (pool 0 keeps the single pool's name).
+  std::vector<Tensor*> deltas(static_cast<size_t>(cache_->pool_count()), nullptr);
+  for (int pool = 0; pool < cache_->pool_count(); ++pool) {
+    if (cache_->pool_layer_count(pool) == 0) continue;
+    deltas[static_cast<size_t>(pool)] =
+        graph.input(pool == 0 ? std::string("inp_k_shift") : "inp_k_shift-" + std::to_string(pool),
+                    DType::I32, {cache_->pool_cells(pool), 1, 1, 1});
+  }
   model_->model().build_kv_shift(graph, *cache_, deltas);
   graph.finalize();
   SINTER_ASSIGN(const BoundGraph bound, bind_graph(graph, *model_));
-  const auto pending = cache_->pending_shift();
-  tensor_set(*deltas, pending.data(), pending.size());
+  for (int pool = 0; pool < cache_->pool_count(); ++pool) {
+    if (deltas[static_cast<size_t>(pool)] == nullptr) continue;
+    const auto pending = cache_->pending_shift(pool);
+    tensor_set(*deltas[static_cast<size_t>(pool)], pending.data(), pending.size());
+  }
   SINTER_TRY(bound.placement.compute(graph));
   cache_->clear_pending_shift();
   return ok_status();
@@ -200,17 +224,23 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
   std::vector<int32_t>& slots = pass_slots_;
   SINTER_TRY(cache_->place(tokens, &slots));
+  // A failed pass leaves no token behind, in any pool.
   const auto forget_tokens = [&] {
     for (const auto& t : tokens) cache_->remove(t.sequence, t.position, t.position + 1);
   };
-  // The cells each token sees, per index slot (full attention, sliding windows).
+  // The cells each token sees, per pool of the cache (full attention, each sliding window).
   const ModelShape& model_shape = model_->model().shape();
-  pass_indices_.resize(model_shape.attention_windows.size());
+  const auto n_pools = static_cast<size_t>(cache_->pool_count());
+  pass_indices_.resize(n_pools);
   size_t most_cells = 0;
-  for (size_t slot = 0; slot < pass_indices_.size(); ++slot) {
-    cache_->fill_attention_index(tokens, model_shape.causal, model_shape.attention_windows[slot],
-                                 &pass_indices_[slot]);
-    most_cells = std::max(most_cells, pass_indices_[slot].cells.size());
+  for (size_t pool = 0; pool < n_pools; ++pool) {
+    AttentionIndex& index = pass_indices_[pool];
+    if (cache_->pool_layer_count(static_cast<int>(pool)) == 0) {
+      index.cells.clear();
+      continue;
+    }
+    cache_->fill_attention_index(static_cast<int>(pool), tokens, model_shape.causal, &index);
+    most_cells = std::max(most_cells, index.cells.size());
   }
   // A pass without outputs still runs the whole graph for its cache writes; compute one row.
   const BatchShape shape{n_tokens, std::max(n_outputs, 1),
@@ -229,7 +259,15 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   tensor_set(*fx.token_ids, values.data(), values.size());
   for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
   tensor_set(*fx.positions, values.data(), values.size());
-  tensor_set(*fx.kv_slots, slots.data(), pass.size());
+  for (size_t pool = 0; pool < fx.kv_slots.size(); ++pool) {
+    if (fx.kv_slots[pool] == nullptr) continue;
+    if (pool >= n_pools) {
+      forget_tokens();
+      return make_error(ErrorCode::kInternal, "the forward pass uses KV cache pool ", pool, " of ", n_pools);
+    }
+    const auto cells = cache_->placed(static_cast<int>(pool));
+    tensor_set(*fx.kv_slots[pool], cells.data(), cells.size());
+  }
   if (fx.output_ids != nullptr) {
     values.clear();
     for (int32_t i = 0; i < n_tokens; ++i) {
@@ -238,15 +276,15 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
     if (values.empty()) values.push_back(n_tokens - 1);
     tensor_set(*fx.output_ids, values.data(), values.size());
   }
-  for (size_t slot = 0; slot < fx.attention_index.size(); ++slot) {
-    Tensor* input = fx.attention_index[slot];
+  for (size_t pool = 0; pool < fx.attention_index.size(); ++pool) {
+    Tensor* input = fx.attention_index[pool];
     if (input == nullptr) continue;
-    if (slot >= pass_indices_.size()) {
+    if (pool >= n_pools || cache_->pool_layer_count(static_cast<int>(pool)) == 0) {
       forget_tokens();
-      return make_error(ErrorCode::kInternal, "the forward pass uses attention index ", slot,
-                        ", which the model's shape does not declare");
+      return make_error(ErrorCode::kInternal, "the forward pass uses the attention index of KV cache pool ",
+                        pool, ", which has no layers");
     }
-    const AttentionIndex& index = pass_indices_[slot];
+    const AttentionIndex& index = pass_indices_[pool];
     const size_t n = pass.size() * sizeof(int32_t);
     tensor_set(*input, index.begin.data(), 0, n);
     tensor_set(*input, index.end.data(), n, n);

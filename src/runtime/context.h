@@ -20,8 +20,14 @@ namespace sinter {
 struct ContextOptions {
   int32_t n_ctx = 0;      // cache cells; 0: the model's training context, capped at 4096
   int32_t n_batch = 512;  // most tokens in one forward pass
+  // Sequences holding cells at once (1..64): sizes the cache pools of sliding-window layers.
+  int32_t n_seq_max = 1;
   DType kv_type = DType::F16;
 };
+
+// The KV cache a context with these options has for `model`: its layers, windows and sizes
+// (for memory estimates; n_ctx 0 resolves as in Context::create).
+KvCacheOptions kv_cache_options(const ModelShape& model, const ContextOptions& options);
 
 struct BatchEntry {
   TokenId token = 0;

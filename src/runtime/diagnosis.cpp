@@ -5,6 +5,7 @@
 #include "graph/planner.h"
 #include "model/builder.h"
 #include "model/registry.h"
+#include "runtime/context.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sinter {
@@ -15,9 +16,11 @@ void add(Diagnosis& d, const char* severity, const std::string& message) {
 }
 
 // Activations of one pass of `n_tokens` tokens, planned as the runtime would plan them.
-uint64_t compute_estimate(const Model& model, int32_t n_ctx, int32_t n_tokens, const Backend& backend) {
-  auto cache = KvCache::create(model.shape().kv_layers, n_ctx, DType::F16, /*backend=*/nullptr);
+uint64_t compute_estimate(const Model& model, const KvCacheOptions& cache_options, int32_t n_tokens,
+                          const Backend& backend) {
+  auto cache = KvCache::create(cache_options, /*backend=*/nullptr);
   if (!cache) return 0;
+  const int32_t n_ctx = cache_options.n_ctx;
   Graph graph;
   ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, n_ctx}, **cache);
   try {
@@ -142,8 +145,17 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
           // Only sizes the tensors confirmed: while binding fails, the shapes are claims of the
           // metadata (a KV row of 2^62 bytes), not facts of the file.
           if (binder.status()) {
-            d.memory.kv_cache_bytes = KvCache::bytes_for(shape.kv_layers, n_ctx, DType::F16);
-            d.memory.compute_bytes = compute_estimate(m, n_ctx, d.memory.n_batch, **backend);
+            ContextOptions context_options;
+            context_options.n_ctx = n_ctx;
+            context_options.n_batch = d.memory.n_batch;
+            const KvCacheOptions cache_options = kv_cache_options(shape, context_options);
+            if (auto pools = KvCache::plan(cache_options); !pools) {
+              add(d, "error", "KV cache: " + pools.error().message());
+            } else {
+              d.memory.kv_pools = std::move(pools).value();
+            }
+            d.memory.kv_cache_bytes = KvCache::bytes_for(cache_options);
+            d.memory.compute_bytes = compute_estimate(m, cache_options, d.memory.n_batch, **backend);
           }
         }
       }

@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "gguf/file_stats.h"
 #include "gguf/gguf_file.h"
+#include "memory/kv_cache.h"
 #include "model/hparams.h"
 #include "model/weights.h"
 #include "runtime/weight_use.h"
@@ -30,8 +31,10 @@ struct MemoryEstimate {
   int32_t n_ctx = 0;
   int32_t n_batch = 0;
   uint64_t weights_bytes = 0;   // tensor payloads (mapped from the file)
-  uint64_t kv_cache_bytes = 0;  // F16 cache for n_ctx tokens
-  uint64_t compute_bytes = 0;   // planned activations of an n_batch-token pass, plus scratch
+  uint64_t kv_cache_bytes = 0;  // F16 cache for n_ctx tokens of one sequence, all pools
+  // The cache's pools: full attention (window 0) and one per sliding window (kv_cache.h).
+  std::vector<KvPoolPlan> kv_pools;
+  uint64_t compute_bytes = 0;  // planned activations of an n_batch-token pass, plus scratch
   uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + compute_bytes; }
 };
 

@@ -78,6 +78,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const Loade
   ContextOptions context_options;
   context_options.n_ctx = n_ctx;
   context_options.n_batch = options.n_batch;
+  context_options.n_seq_max = options.parallel;
   context_options.kv_type = options.kv_type;
   SINTER_ASSIGN(scheduler->context_, Context::create(model, context_options));
   scheduler->model_ = std::move(model);
@@ -198,35 +199,47 @@ void Scheduler::admit() {
       continue;
     }
     const auto& prompt = pending->choices.front().prompt();
+    // A slot's reusable prefix: the common prefix, less the last prompt token (its logits choose
+    // the first new token), cut to where the slot's cells let a sequence resume exactly (the
+    // pools of sliding-window layers drop old cells). Slots compare by it, then by the common
+    // prefix (which alone decides when no layer has a window).
+    const int32_t limit = static_cast<int32_t>(prompt.size()) - 1;
+    struct Reuse {
+      int32_t usable = -1;
+      int32_t common = -1;
+      bool operator>(const Reuse& other) const {
+        return usable != other.usable ? usable > other.usable : common > other.common;
+      }
+    };
+    const auto reuse_of = [&](const Slot& slot) {
+      const int32_t common = common_prefix(slot.cached, prompt);
+      return Reuse{cache.resumable_prefix(slot.id, std::min(common, limit)), common};
+    };
     Slot* target = nullptr;
-    int32_t target_prefix = -1;
+    Reuse target_reuse;
     for (auto& slot : slots_) {
       if (slot->active()) continue;
-      const int32_t prefix = common_prefix(slot->cached, prompt);
-      if (prefix > target_prefix) {
+      if (const Reuse reuse = reuse_of(*slot); reuse > target_reuse) {
         target = slot.get();
-        target_prefix = prefix;
+        target_reuse = reuse;
       }
     }
     Slot* donor = nullptr;
-    int32_t donor_prefix = target_prefix;
+    Reuse donor_reuse = target_reuse;
     for (auto& slot : slots_) {
       if (!slot->active()) continue;
-      const int32_t prefix = common_prefix(slot->cached, prompt);
-      if (prefix > donor_prefix) {
+      if (const Reuse reuse = reuse_of(*slot); reuse > donor_reuse) {
         donor = slot.get();
-        donor_prefix = prefix;
+        donor_reuse = reuse;
       }
     }
-    // At least the last prompt token is computed: its logits choose the first new token.
-    const int32_t limit = static_cast<int32_t>(prompt.size()) - 1;
     int32_t reused = 0;
     if (donor != nullptr) {
-      reused = std::min(donor_prefix, limit);
+      reused = donor_reuse.usable;
       cache.remove(target->id, 0, -1);
       cache.copy(donor->id, target->id, 0, reused);
     } else {
-      reused = std::min(target_prefix, limit);
+      reused = target_reuse.usable;
       cache.remove(target->id, reused, -1);
     }
     target->cached.assign(prompt.begin(), prompt.begin() + reused);

@@ -9,7 +9,9 @@
 //
 // Prompt prefixes already in the cache are reused: a new request takes the idle slot whose
 // cached tokens share the longest prefix with its prompt, or shares (KV copy) the cells of an
-// active sequence with a longer common prefix, and only the rest of the prompt is computed.
+// active sequence with a longer common prefix, and only the rest of the prompt is computed. A
+// prefix is reused only as far as the cache pools of sliding-window layers still hold what its
+// next token sees (KvCache::resumable_prefix); they drop older cells as sequences advance.
 //
 // Several completions of one prompt (SchedulerRequest::n > 1, OpenAI's `n`): the request takes
 // n slots at once. Choice 0 (the leader) computes the prompt like any request; when the logits

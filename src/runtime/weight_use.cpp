@@ -9,7 +9,12 @@ namespace sinter {
 
 Result<WeightUses> weight_uses(const Model& model) {
   WeightUses uses;
-  SINTER_ASSIGN(auto cache, KvCache::create(model.shape().kv_layers, 1, DType::F16, /*backend=*/nullptr));
+  KvCacheOptions cache_options;
+  cache_options.layers = model.shape().kv_layers;
+  cache_options.windows = model.shape().kv_windows;
+  cache_options.n_ctx = 1;
+  cache_options.n_batch = 1;
+  SINTER_ASSIGN(auto cache, KvCache::create(cache_options, /*backend=*/nullptr));
   Graph graph;
   ForwardContext forward(graph, BatchShape{1, 1, 1}, *cache);
   try {

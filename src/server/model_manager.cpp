@@ -139,8 +139,13 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
   if (!scheduler) return scheduler.error().with_context(file.path);
   served->scheduler = std::move(scheduler).value();
   served->context_per_sequence = served->scheduler->context_per_sequence();
-  served->memory_bytes = loaded->file().file_bytes() +
-                         KvCache::bytes_for(shape.kv_layers, scheduler_options.n_ctx, options.kv_type);
+  ContextOptions context_options;
+  context_options.n_ctx = scheduler_options.n_ctx;
+  context_options.n_batch = scheduler_options.n_batch;
+  context_options.n_seq_max = scheduler_options.parallel;
+  context_options.kv_type = options.kv_type;
+  served->memory_bytes =
+      loaded->file().file_bytes() + KvCache::bytes_for(kv_cache_options(shape, context_options));
   served->loaded_at = std::chrono::system_clock::now();
   log_info("server", "loaded ", file.name, " (", served->context_per_sequence, " tokens of context x ",
            options.parallel, " sequences) in ", std::chrono::duration<double>(Clock::now() - start).count(),

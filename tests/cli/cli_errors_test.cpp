@@ -82,6 +82,13 @@ TEST(CliInspect, Stories260KDiagnosis) {
   // --ctx changes the estimate: the KV cache is proportional to the context.
   const auto small = nlohmann::json::parse(sinter("inspect " + stories() + " --json --ctx 256").out);
   EXPECT_EQ(small["memory"]["kv_cache_bytes"].get<uint64_t>() * 8, json["memory"]["kv_cache_bytes"].get<uint64_t>());
+  // One pool per attention window: llama has full attention only.
+  const auto& pools = small["memory"]["kv_pools"];
+  ASSERT_EQ(pools.size(), 1u);
+  EXPECT_EQ(pools[0]["window"], 0);
+  EXPECT_EQ(pools[0]["layers"], 5);
+  EXPECT_EQ(pools[0]["cells"], 256);
+  EXPECT_EQ(pools[0]["bytes"], small["memory"]["kv_cache_bytes"]);
 }
 
 TEST(CliInspect, SchemaReportsMissingAndMisshapenTensors) {
