@@ -1,8 +1,9 @@
 // `sinter template MODEL --messages FILE.json`: the prompt the model's chat template makes of a
 // conversation, exactly as Hugging Face's apply_chat_template would render it.
 //
-// FILE.json is a list of messages, or an object {"messages": [...], "tools": [...]}. Instead of a
-// model, --template-file renders a Jinja file (for trying templates out).
+// FILE.json is a list of messages, or an object {"messages": [...], "tools": [...], "documents": [...]}
+// (documents: for retrieval templates such as Command R's `rag`). Instead of a model,
+// --template-file renders a Jinja file (for trying templates out).
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -19,6 +20,7 @@ struct Options {
   std::string model;
   std::string messages_file;
   std::string tools_file;
+  std::string documents_file;
   std::string template_file;
   std::string template_name;
   std::string bos_token;
@@ -63,6 +65,7 @@ Status build_request(const Options& options, chat::ChatRequest* request) {
   SINTER_ASSIGN(chat::Json messages, read_json_file(options.messages_file));
   if (messages.is_object()) {
     if (messages.contains("tools")) request->tools = messages["tools"];
+    if (messages.contains("documents")) request->documents = messages["documents"];
     messages = messages.value("messages", chat::Json());
   }
   if (!messages.is_array()) {
@@ -72,6 +75,9 @@ Status build_request(const Options& options, chat::ChatRequest* request) {
   request->messages = std::move(messages);
   if (!options.tools_file.empty()) {
     SINTER_ASSIGN(request->tools, read_json_file(options.tools_file));
+  }
+  if (!options.documents_file.empty()) {
+    SINTER_ASSIGN(request->documents, read_json_file(options.documents_file));
   }
   request->add_generation_prompt = options.add_generation_prompt;
   if (!options.bos_token.empty()) request->bos_token = options.bos_token;
@@ -106,9 +112,11 @@ CommandRun setup(CLI::App* app) {
   auto options = std::make_shared<Options>();
   app->add_option("model", options->model, "GGUF model whose tokenizer.chat_template is used");
   app->add_option("--messages", options->messages_file,
-                  "JSON file: a list of messages, or {\"messages\", \"tools\"}")
+                  "JSON file: a list of messages, or {\"messages\", \"tools\", \"documents\"}")
       ->required();
   app->add_option("--tools", options->tools_file, "JSON file with the tool schemas");
+  app->add_option("--documents", options->documents_file,
+                  "JSON file with documents for retrieval templates (e.g. --template-name rag)");
   app->add_flag("--add-generation-prompt", options->add_generation_prompt,
                 "End with the start of an assistant turn");
   app->add_option("--template-file", options->template_file,

@@ -69,8 +69,10 @@ std::vector<PreTokenizerSpec> make_specs() {
        R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))re",
        R"re([0-9][0-9][0-9])re"});
   // Hugging Face: Digits(individual_digits) then ByteLevel(use_regex).
-  add("starcoder", {"refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"},
+  add("starcoder", {"refact", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"},
       {R"re(\p{N})re", kGpt2});
+  // The same after NFC: Cohere's Command R and Aya tokenizers normalize first.
+  add("command-r", {}, {R"re(\p{N})re", kGpt2}).nfc = true;
   add("gpt-4o", {"llama4", "kanana2", "talkie", "minimax-m2"}, {kGpt4o});
   add("tekken", {}, {kTekken}).ignore_merges = true;
   add("poro-chat", {"bloom", "gpt3-finnish"}, {kBloom});

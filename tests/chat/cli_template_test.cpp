@@ -71,6 +71,25 @@ TEST_F(TemplateCommand, RendersATemplateFileWithToolsAndVariables) {
   EXPECT_EQ(result.out, "a,b|False|2");  // Jinja drops the template's one trailing newline
 }
 
+TEST_F(TemplateCommand, PassesDocumentsToRetrievalTemplates) {
+  // Command R's `rag` template walks `documents`; without them it sees None and cannot iterate.
+  write(dir_ + "/rag.jinja",
+        "{% for d in documents %}[{{ loop.index0 }}:{{ d.title }}]{% endfor %}{{ messages | length }}");
+  write(
+      dir_ + "/conversation.json",
+      R"({"messages": [{"role": "user", "content": "Hi"}], "documents": [{"title": "A"}, {"title": "B"}]})");
+  auto result = run_command(sinter("--template-file " + shell_quote(dir_ + "/rag.jinja") + " --messages " +
+                                   shell_quote(dir_ + "/conversation.json")));
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(result.out, "[0:A][1:B]1");
+  write(dir_ + "/documents.json", R"([{"title": "C"}])");
+  result = run_command(sinter("--template-file " + shell_quote(dir_ + "/rag.jinja") + " --messages " +
+                              shell_quote(dir_ + "/messages.json") + " --documents " +
+                              shell_quote(dir_ + "/documents.json")));
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(result.out, "[0:C]2");
+}
+
 TEST_F(TemplateCommand, ReportsTemplateErrorsWithLineAndColumn) {
   write(dir_ + "/bad.jinja", "ok\n{{ raise_exception('roles must alternate') }}");
   auto result = run_command(sinter("--template-file " + shell_quote(dir_ + "/bad.jinja") + " --messages " +

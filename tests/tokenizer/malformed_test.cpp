@@ -145,6 +145,27 @@ TEST(TokenizerJsonImport, RecognizesThePreTokenizerFromItsDefinition) {
   EXPECT_EQ(*ids, (std::vector<TokenId>{2, 3}));
 }
 
+TEST(TokenizerJsonImport, CommandRsNfcBeforeDigitsAndByteLevelIsCommandR) {
+  // Cohere's Command R / Aya: NFC, then individual digits and GPT-2's ByteLevel expression.
+  // "é" is the bytes C3 A9, written with the GPT-2 byte characters "Ã" and "©".
+  const std::string tokenizer_json =
+      R"({"model": {"type": "BPE", "vocab": {"e": 0, "\u00c3": 1, "\u00a9": 2, "\u00cc": 3, "\u0123": 4,
+                                          "\u00c3\u00a9": 5}, "merges": ["\u00c3 \u00a9"]},
+      "normalizer": {"type": "NFC"},
+      "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": true},
+        {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}]}})";
+  auto imported = import_hf_tokenizer(tokenizer_json, "");
+  ASSERT_TRUE(imported) << imported.error().message();
+  EXPECT_EQ(*imported->metadata.get<std::string>("tokenizer.ggml.pre"), "command-r");
+  auto tokenizer = Tokenizer::from_metadata(imported->metadata);
+  ASSERT_TRUE(tokenizer) << tokenizer.error().message();
+  // "e" + U+0301 (combining acute, CC 81) composes to "é" first: one token, not "e", "Ì", "ģ".
+  auto ids = (*tokenizer)->encode("e\xcc\x81", {false, true});
+  ASSERT_TRUE(ids) << ids.error().message();
+  EXPECT_EQ(*ids, (std::vector<TokenId>{5}));
+}
+
 TEST(TokenizerJsonImport, HolesInTheIdsBecomeUnusedTokens) {
   auto imported = import_hf_tokenizer(
       R"({"model": {"type": "BPE", "vocab": {"a": 0, "c": 2}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}})",

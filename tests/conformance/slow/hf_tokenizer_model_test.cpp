@@ -33,14 +33,33 @@ std::string synth_with(const std::string& package, const std::string& dir) {
   return path;
 }
 
-TEST(HfTokenizerModel, LlamaCppLoadsItAndTokenizesTheSame) {
-  const std::string model = synth_with("llama3", testing::scratch_dir());
-  for (const std::string text : {"Hello, world!", "  two  spaces\tand a tab", "<|start_header_id|>user<|end_header_id|>",
-                                 "Ünïcödé 日本語 🤖 12345678"}) {
-    const auto ours = nlohmann::json::parse(sinter("tokenize " + shell_quote(model) + " " + shell_quote(text)));
-    EXPECT_EQ(ours.get<std::vector<int>>(), testing::oracle_tokenize(model, text)) << text;
+// One model per family (each oracle call loads the model anew, so a representative subset of the
+// packages): text with whitespace runs, digits, unicode and emoji, and the prompt the model's own
+// chat template renders (its special tokens), tokenized by sinter and by llama.cpp.
+class HfTokenizerFamilyModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HfTokenizerFamilyModel, LlamaCppLoadsItAndTokenizesTheSame) {
+  const std::string dir = testing::scratch_dir();
+  const std::string model = synth_with(GetParam(), dir);
+  const std::string messages = dir + "/messages.json";
+  std::ofstream(messages)
+      << R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there!"},
+      {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Count: 1, 22, 333."}])";
+  const std::string prompt = sinter("template " + shell_quote(model) + " --messages " +
+                                    shell_quote(messages) + " --add-generation-prompt");
+  ASSERT_FALSE(prompt.empty());
+  const std::string plain =
+      "Hello, world!  two  spaces\tand a tab\n\n\n x=12345678; Ünïcödé 日本語 🤖 “quotes”";
+  for (const std::string& text : {plain, prompt}) {
+    const auto ours =
+        nlohmann::json::parse(sinter("tokenize " + shell_quote(model) + " " + shell_quote(text)));
+    EXPECT_EQ(ours.get<std::vector<int>>(), testing::oracle_tokenize(model, text))
+        << GetParam() << ": " << text;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Packages, HfTokenizerFamilyModel,
+                         ::testing::Values("llama3", "qwen2_5", "gemma2", "gemma3", "command_r_plus"));
 
 TEST(HfTokenizerModel, ChatRendersTheModelsTemplate) {
   const std::string dir = testing::scratch_dir();
