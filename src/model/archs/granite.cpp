@@ -67,7 +67,7 @@ const ArchitectureRegistration kGranite{Architecture{
         h.embedding_scale = 4.0f;
         h.residual_scale = 0.5f;
         h.attention_scale = 0.3f;
-        h.logit_scale = 0.25f;
+        h.logit_scale = 1.5f;
       });
     },
     {

@@ -40,9 +40,9 @@ std::string model_path(const Shape& shape, const std::string& type) {
   return made[key] = path;
 }
 
-std::vector<int> sequence(int n_vocab) {
+std::vector<int> sequence(int n_vocab, int length = 72) {
   std::vector<int> ids = {1};
-  for (int i = 1; i < 72; ++i) ids.push_back(3 + (i * 7919 + 13) % (n_vocab - 3));
+  for (int i = 1; i < length; ++i) ids.push_back(3 + (i * 7919 + 13) % (n_vocab - 3));
   return ids;
 }
 
@@ -116,6 +116,92 @@ INSTANTIATE_TEST_SUITE_P(Types, SynthProbs,
                          ::testing::Combine(::testing::Values("cpu", "reference"), ::testing::Values(0, 1),
                                             ::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0", "q4_K",
                                                               "q6_K")));
+
+// Every architecture (its synthetic model sets every feature: sliding windows of 16 positions,
+// which an 84-position sequence crosses, soft-caps, NoPE layers, LongRoPE factors), for F32,
+// Q8_0 and the Q4_K_M mixture. "phi3 long" has a context beyond its original one, so that the
+// long LongRoPE factors are the ones used (the oracle's context is 256).
+struct ArchCase {
+  const char* name;
+  const char* architecture;
+  const char* flags;
+  bool gelu;  // the oracle's GELU reads and writes F16 (GGML_GELU_FP16): see below
+};
+const ArchCase kArchCases[] = {
+    {"qwen2", "qwen2", "", false},
+    {"qwen3", "qwen3", "", false},
+    {"gemma", "gemma", "", true},
+    {"gemma2", "gemma2", "", true},
+    {"gemma3", "gemma3", "", true},
+    {"phi3", "phi3", "", false},
+    {"phi3_long", "phi3", "--n-ctx 256", false},
+    {"olmo2", "olmo2", "", false},
+    {"granite", "granite", "", false},
+    {"smollm3", "smollm3", "", false},
+    {"command_r", "command-r", "", false},
+    {"starcoder2", "starcoder2", "", true},
+};
+
+std::string arch_model(const ArchCase& c, const std::string& type) {
+  static std::map<std::string, std::string> made;
+  const std::string key = std::string("arch-") + c.name + "-" + type;
+  if (made.count(key) != 0) return made[key];
+  const std::string dir = testing::scratch_dir() + "/../";
+  const std::string f32 = dir + "arch-" + c.name + "-f32.gguf";
+  const std::string sinter = testing::shell_quote(testing::sinter_binary());
+  if (made.count(std::string("arch-") + c.name + "-f32") == 0) {
+    const auto result =
+        testing::run_command(sinter + " synth " + c.architecture + " " + testing::shell_quote(f32) +
+                             " --dims small --n-embd 256 --seed 11 " + c.flags);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    made[std::string("arch-") + c.name + "-f32"] = f32;
+  }
+  if (type == "f32") return f32;
+  const std::string path = dir + key + ".gguf";
+  const auto result = testing::run_command(sinter + " quantize " + testing::shell_quote(f32) + " " +
+                                           testing::shell_quote(path) + " " + type);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  return made[key] = path;
+}
+
+class ArchProbs : public ::testing::TestWithParam<std::tuple<int, const char*, const char*>> {};
+
+TEST_P(ArchProbs, WithinTheBoundsAgainstTheOracle) {
+  const ArchCase& c = kArchCases[std::get<0>(GetParam())];
+  const std::string type = std::get<1>(GetParam());
+  const std::string backend = std::get<2>(GetParam());
+  const std::string model = arch_model(c, type);
+  const auto ids = sequence(1024, 84);
+  const Distribution& oracle = oracle_distribution(model, ids);
+  const Agreement a = compare(oracle, sinter_probs(model, backend, ids));
+  std::printf("%s %s %s: max|dp| %.3g, mean KL %.3g, top-1 %.3f\n", c.name, type.c_str(), backend.c_str(),
+              a.max_dp, a.mean_kl, a.top1);
+  if (type == "f32") {
+    // llama.cpp's GELU rounds its input and result to F16 (a table lookup): a relative error up
+    // to 2^-11 per activation that exact GELU does not share. Emulating the table brings the
+    // difference under 1e-4 (measured: 2e-4 -> 4e-5 on gemma); sinter keeps the exact function.
+    EXPECT_LE(a.max_dp, c.gelu ? 1e-3 : 1e-4);
+  } else {
+    EXPECT_LE(a.mean_kl, 5e-4);
+    EXPECT_LE(a.max_dp, 1e-2);
+    EXPECT_GE(a.top1, 0.9);
+  }
+}
+
+// Each case on the CPU in F32, Q8_0 and Q4_K_M, and on the reference backend in F32.
+std::vector<std::tuple<int, const char*, const char*>> arch_params() {
+  std::vector<std::tuple<int, const char*, const char*>> out;
+  for (int i = 0; i < static_cast<int>(std::size(kArchCases)); ++i) {
+    for (const char* type : {"f32", "q8_0", "Q4_K_M"}) out.emplace_back(i, type, "cpu");
+    out.emplace_back(i, "f32", "reference");
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, ArchProbs, ::testing::ValuesIn(arch_params()), [](const auto& info) {
+  return std::string(kArchCases[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param) + "_" +
+         std::get<2>(info.param);
+});
 
 }  // namespace
 }  // namespace sinter
