@@ -173,6 +173,12 @@ std::string diagnosis_text(const Diagnosis& d) {
         << (pool.window == 0 ? std::string("full attention") : concat("window ", pool.window)) << ", "
         << pool.cells << " cells, " << mib(pool.bytes) << "\n";
   }
+  // The architecture's typed hyper-parameters as the model runs with them.
+  if (!d.config.empty()) {
+    out << "  config\n";
+    for (const auto& entry : d.config)
+      out << "    " << entry.key << " = " << entry.value << (entry.defaulted ? "  (default)" : "") << "\n";
+  }
   if (!d.defaults_used.empty()) {
     out << "  defaults used\n";
     for (const auto& entry : d.defaults_used) out << "    " << entry.key << " = " << entry.value << "\n";
