@@ -19,7 +19,8 @@ struct RopeVariant {
   bool partial = false;  // n_rot = half the head (rounded down to even)
   float freq_scale = 1.0f;
   bool yarn = false;
-  bool factors = false;  // per-pair frequency factors
+  bool factors = false;      // per-pair frequency factors
+  float attn_factor = 0.0f;  // 0: 0.9 with YaRN, else 1 (LongRoPE sets its own without YaRN)
 };
 
 const RopeVariant kRopeVariants[] = {
@@ -30,6 +31,7 @@ const RopeVariant kRopeVariants[] = {
     {"rope_linear_scaled_factors", false, false, 0.25f, false, true},
     {"rope_neox_yarn", true, false, 0.25f, true},
     {"rope_yarn_partial_factors", false, true, 0.5f, true, true},
+    {"rope_neox_longrope_partial", true, true, 1.0f, false, true, 1.19f},  // Phi-3's LongRoPE
 };
 
 RopeParams rope_params(const RopeVariant& v, int64_t head_dim) {
@@ -39,7 +41,7 @@ RopeParams rope_params(const RopeVariant& v, int64_t head_dim) {
   p.freq_scale = v.freq_scale;
   p.n_ctx_orig = v.yarn ? 512 : 4096;
   p.ext_factor = v.yarn ? 1.0f : 0.0f;
-  p.attn_factor = v.yarn ? 0.9f : 1.0f;
+  p.attn_factor = v.attn_factor != 0.0f ? v.attn_factor : v.yarn ? 0.9f : 1.0f;
   return p;
 }
 
@@ -183,6 +185,8 @@ std::vector<OpCase> cache_and_position_cases() {
   }
   cases.push_back(rope_shift_case({"rope_shift"}));
   cases.push_back(rope_shift_case({"rope_shift_neox_yarn_partial_factors", true, true, 0.5f, true, true}));
+  cases.push_back(
+      rope_shift_case({"rope_shift_neox_longrope_partial", true, true, 1.0f, false, true, 1.19f}));
   // The cache after the store, all of it (cells not written must keep their values).
   cases.push_back({"store_rows", Op::kStoreRows, every_type(), kStoreShapes, kExactOps,
                    [](CaseInputs& in, DType type, const Dims& d) {
