@@ -110,6 +110,50 @@ TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
   EXPECT_LE(cache.max_position(0), 39);
 }
 
+// Tokens decoded at positions 10..49 and shifted back by 10 give the next token the logits of a
+// fresh pass over the same tokens at 0..39: attention with rotary embeddings sees relative
+// positions, so a shift that rotates each layer's keys as its forward pass did (its own base,
+// factors, NoPE layers untouched, windowed pools included) changes nothing but F16 rounding.
+TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
+  auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
+  ASSERT_TRUE(model) << model.error().message();
+  ContextOptions options;
+  options.n_ctx = 64;
+  auto shifted = Context::create(*model, options);
+  auto fresh = Context::create(*model, options);
+  ASSERT_TRUE(shifted && fresh);
+  const auto ids = prompt_tokens(41, 8);
+  std::vector<BatchEntry> batch;
+  for (size_t i = 0; i < 40; ++i) batch.push_back({ids[i], static_cast<Position>(i + 10), 0, false});
+  ASSERT_TRUE((*shifted)->decode(batch));
+  (*shifted)->cache().shift(0, 10, 50, -10);
+  ASSERT_TRUE((*shifted)->decode(std::vector<BatchEntry>{{ids[40], 40, 0, true}}));
+  for (auto& entry : batch) entry.position -= 10;
+  batch.push_back({ids[40], 40, 0, true});
+  ASSERT_TRUE((*fresh)->decode(batch));
+  const auto got = (*shifted)->logits(0);
+  const auto expected = (*fresh)->logits(0);
+  float worst = 0.0f, spread = 0.0f;
+  for (size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - expected[i]));
+    spread = std::max(spread, std::abs(expected[i] - expected[0]));
+  }
+  EXPECT_LT(worst, 1e-2f * std::max(1.0f, spread));
+  // The same shift without rotating the keys gives other logits (the comparison can fail).
+  auto unrotated = Context::create(*model, options);
+  ASSERT_TRUE(unrotated);
+  for (auto& entry : batch) entry.position += 10;
+  batch.pop_back();
+  ASSERT_TRUE((*unrotated)->decode(batch));
+  (*unrotated)->cache().shift(0, 10, 50, -10);
+  (*unrotated)->cache().clear_pending_shift();
+  ASSERT_TRUE((*unrotated)->decode(std::vector<BatchEntry>{{ids[40], 40, 0, true}}));
+  float moved = 0.0f;
+  const auto other = (*unrotated)->logits(0);
+  for (size_t i = 0; i < other.size(); ++i) moved = std::max(moved, std::abs(other[i] - expected[i]));
+  EXPECT_GT(moved, 10 * worst);
+}
+
 TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
