@@ -1,5 +1,7 @@
 // Qwen 3 (dense): Qwen 2's blocks without the Q/K/V biases, with an RMS norm of each query and
 // key head (over head_dim, before RoPE), and a head size of its own (attention.key_length).
+#include <algorithm>
+
 #include "model/decoder.h"
 
 namespace sinter {
@@ -38,8 +40,9 @@ const ArchitectureRegistration kQwen3{Architecture{
       return write_synth_keys<DecoderHParams>(Qwen3Model::kArchitecture, dims, out, [](DecoderHParams& h) {
         h.norm_eps = 1e-6f;
         h.rope.freq_base = 1000000.0f;
-        // A head size of its own, wider than n_embd / n_head, as Qwen 3's 128.
-        h.head_dim = h.head_dim_v = h.rope.n_rot = 2 * h.head_dim;
+        // A head size of its own (attention.key_length), as Qwen 3's 128 over 1024 / 16 in the
+        // 0.6B model: small presets get twice n_embd / n_head; sizes of 128 and up stay.
+        if (h.head_dim < 128) h.head_dim = h.head_dim_v = h.rope.n_rot = std::min(2 * h.head_dim, 128u);
       });
     },
     {
