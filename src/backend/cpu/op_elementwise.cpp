@@ -64,18 +64,16 @@ void run_norm(const Tensor& dst, const OpContext& ctx) {
   const Tensor& x = *dst.src[0];
   const float eps = dst.param_float(0);
   const int64_t n = x.ne[0];
+  const SumSquaresFn sum_squares = row_kernels().sum_squares;
   for (int64_t r = ctx.thread.share_begin(x.rows()); r < ctx.thread.share_end(x.rows()); ++r) {
     const float* in = row_f32(x, r);
     float* out = row_f32_mutable(dst, r);
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += in[i];
     const auto mean = static_cast<float>(sum / static_cast<double>(n));
-    double variance = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      const float d = in[i] - mean;
-      out[i] = d;
-      variance += static_cast<double>(d * d);
-    }
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] - mean;
+    // The variance of the centred row with RMS norm's vectorized sum of squares.
+    const double variance = sum_squares(out, n);
     const float scale = 1.0f / std::sqrt(static_cast<float>(variance / static_cast<double>(n)) + eps);
     for (int64_t i = 0; i < n; ++i) out[i] *= scale;
   }
