@@ -75,7 +75,7 @@ const ArchitectureRegistration kGemma2{Architecture{
     [](const SynthDims& dims, Metadata& out) {
       return write_synth_keys<Gemma2HParams>(Gemma2Model::kArchitecture, dims, out, [](Gemma2HParams& h) {
         h.norm_eps = 1e-6f;
-        h.sliding_window = 16;  // crossed by a test's 64+ tokens
+        h.sliding_window = h.n_ctx_train >= 4096 ? 4096 : 16;  // test sizes: crossed by 64+ tokens
         h.query_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
         // Soft-caps that bite on a random model's scores and logits.
         h.attn_softcap = 2.0f;

@@ -78,12 +78,15 @@ const ArchitectureRegistration kGemma3{Architecture{
     [](const SynthDims& dims, Metadata& out) {
       return write_synth_keys<Gemma3HParams>(Gemma3Model::kArchitecture, dims, out, [](Gemma3HParams& h) {
         h.norm_eps = 1e-6f;
-        h.sliding_window = 16;  // crossed by a test's 64+ tokens
+        // Test sizes: a window a 64-token test crosses; model sizes (a context of 4096 and up):
+        // Gemma 3's own 512 and head size 256 (1152 / 4 = 288 in the 1B model, 256 in the file).
+        h.sliding_window = h.n_ctx_train >= 4096 ? 512 : 16;
+        if (h.head_dim > 256) h.head_dim = h.head_dim_v = h.rope.n_rot = 256;
         h.query_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
         h.rope.freq_base = 1000000.0f;  // global layers, linearly scaled
         h.rope.scaling_type = "linear";
         h.rope.scaling_factor = 8.0f;
-        h.final_softcap = 3.0f;
+        h.final_softcap = h.n_ctx_train >= 4096 ? 0.0f : 3.0f;  // optional; real files have none
         if (h.n_layer < 6) h.sliding_window_period = 2;  // a global layer among few
       });
     },
