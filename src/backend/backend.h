@@ -40,8 +40,10 @@ class Backend {
 
   // Makes a weight the backend's own. `weight->data` points at its bytes in the mapped file
   // (buffer null); the backend adopts them (a kHostMapped buffer) or copies or repacks them into
-  // memory of its own, repointing the tensor. The returned buffer must outlive the tensor's use.
-  virtual Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) = 0;
+  // memory of its own, repointing the tensor. `consumer` is the op that reads the weight
+  // (runtime/weight_use.h): a layout of the backend's own is only for the ops that read it. The
+  // returned buffer must outlive the tensor's use.
+  virtual Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight, Op consumer) = 0;
 
   // Bytes of scratch the backend needs to run these nodes, beyond the planned arena.
   virtual size_t scratch_bytes(std::span<Tensor* const> nodes) const = 0;

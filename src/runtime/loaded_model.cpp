@@ -69,7 +69,7 @@ Status LoadedModel::load_weights() {
     }
     // A weight no op reads stays with the primary.
     Backend* backend = fallback_ && placement.backend == fallback_->name() ? fallback_.get() : backend_.get();
-    SINTER_ASSIGN(std::unique_ptr<Buffer> buffer, backend->load_weight(&weight));
+    SINTER_ASSIGN(std::unique_ptr<Buffer> buffer, backend->load_weight(&weight, placement.consumer));
     // Repacked or copied: the backend reads only its own copy from now on, so the file's pages
     // of this tensor need not stay resident (the process would otherwise hold both, ~2x the file).
     if (buffer->kind() != BufferKind::kHostMapped) {

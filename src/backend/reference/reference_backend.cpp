@@ -69,7 +69,7 @@ class ReferenceBackend final : public Backend {
   }
 
   // The weight's bytes stay where they are in the mapped file.
-  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight) override {
+  Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight, Op /*consumer*/) override {
     return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
   }
 
