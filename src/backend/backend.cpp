@@ -32,7 +32,7 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
-std::vector<Op> weight_ops() { return {Op::kMatMul, Op::kGetRows}; }
+std::vector<Op> weight_ops() { return {Op::kMatMul, Op::kMulMatId, Op::kGetRows}; }
 
 Status unsupported_node(std::string_view backend, const Tensor& node) {
   return make_error(ErrorCode::kUnsupported, "the ", backend, " backend cannot run ", op_name(node.op),

@@ -7,7 +7,7 @@ namespace {
 
 // The backend that holds a node's weight, if the node consumes one.
 Backend* weight_owner(const Tensor& node, Backend& primary, Backend* fallback) {
-  if (node.op != Op::kMatMul && node.op != Op::kGetRows) return nullptr;
+  if (node.op != Op::kMatMul && node.op != Op::kMulMatId && node.op != Op::kGetRows) return nullptr;
   const Tensor* weight = node.src[0];
   if (weight->role != TensorRole::kPersistent || weight->buffer == nullptr) return nullptr;
   if (weight->buffer->backend() == primary.name()) return &primary;

@@ -76,6 +76,12 @@ CommandRun setup(CLI::App* app) {
   bounded(app->add_option("--n-head-kv", o.dims.n_head_kv, "key/value heads"), 0, 1 << 10, kPresetNote);
   bounded(app->add_option("--n-ff", o.dims.n_ff, "feed-forward length"), 0, 1 << 18, kPresetNote);
   bounded(app->add_option("--n-vocab", o.dims.n_vocab, "vocabulary size"), 0, 1 << 22, kPresetNote);
+  bounded(app->add_option("--n-expert", o.dims.n_expert, "experts (mixture-of-experts architectures)"), 0,
+          1 << 12, kPresetNote);
+  bounded(app->add_option("--n-expert-used", o.dims.n_expert_used, "experts each token uses"), 0, 1 << 12,
+          kPresetNote);
+  bounded(app->add_option("--n-ff-exp", o.dims.n_ff_exp, "an expert's feed-forward length"), 0, 1 << 18,
+          kPresetNote);
   bounded(app->add_option("--n-ctx", o.dims.n_ctx, "training context length"), 0, max_context_flag(),
           kPresetNote);
   app->add_option("--type", args->type, "type of the matrices (f32, f16, bf16, q8_0, q4_0, q4_K, ...)");

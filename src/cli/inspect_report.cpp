@@ -332,7 +332,9 @@ std::string supported_text() {
     }
     // The other ops, with the types they are keyed on.
     for (Op op : all_ops()) {
-      if (op == Op::kLeaf || op == Op::kView || op == Op::kMatMul || op == Op::kGetRows) continue;
+      if (op == Op::kLeaf || op == Op::kView || op == Op::kMatMul || op == Op::kMulMatId ||
+          op == Op::kGetRows)
+        continue;
       out << "  " << op_name(op) << ":";
       for (const auto& t : all_dtypes()) {
         const ExecutionPath path = (*backend)->path(op, t.type);

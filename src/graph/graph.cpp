@@ -82,10 +82,26 @@ Tensor* Graph::input(const std::string& name, DType type, std::array<int64_t, kM
 }
 
 Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
-  require(ids->type == DType::I32 && ids->ne[1] == 1, "get_rows needs I32 ids [k]", ids);
+  require(ids->type == DType::I32 && ids->ne[2] == 1 && ids->ne[3] == 1, "get_rows needs I32 ids [k, B]",
+          ids);
+  require(table->ne[2] == ids->ne[1] && table->ne[3] == 1, "get_rows: a table [n, rows, B] for ids [k, B]",
+          table, ids);
   require_contiguous(table, "get_rows of a strided view (copy it first)");
   require_contiguous(ids, "get_rows ids must be contiguous");
-  return new_node(Op::kGetRows, DType::F32, {table->ne[0], ids->ne[0], 1, 1}, {table, ids});
+  return new_node(Op::kGetRows, DType::F32, {table->ne[0], ids->ne[0], ids->ne[1], 1}, {table, ids});
+}
+
+Tensor* Graph::mul_mat_id(Tensor* experts, Tensor* x, Tensor* ids) {
+  require(experts->ne[0] == x->ne[0] && experts->ne[3] == 1, "mul_mat_id inner dimensions differ", experts,
+          x);
+  require(ids->type == DType::I32 && ids->ne[1] == x->ne[2] && ids->ne[2] == 1 && ids->ne[3] == 1,
+          "mul_mat_id ids [k, n_tokens]", ids, x);
+  require(x->type == DType::F32 && (x->ne[1] == 1 || x->ne[1] == ids->ne[0]) && x->ne[3] == 1,
+          "mul_mat_id x [n_in, 1 or k, n_tokens]", x, ids);
+  require_contiguous(experts, "mul_mat_id of strided experts");
+  require_contiguous(x, "mul_mat_id of a strided view (copy it first)");
+  require_contiguous(ids, "mul_mat_id ids must be contiguous");
+  return new_node(Op::kMulMatId, DType::F32, {experts->ne[1], ids->ne[0], ids->ne[1], 1}, {experts, x, ids});
 }
 
 Tensor* Graph::mul_mat(Tensor* weight, Tensor* x) {
@@ -145,6 +161,49 @@ Tensor* Graph::softcap(Tensor* a, float cap) {
   Tensor* t = new_node(Op::kSoftcap, DType::F32, a->ne, {a});
   t->set_param_float(0, cap);
   return t;
+}
+
+Tensor* Graph::sigmoid(Tensor* a) {
+  require_contiguous(a, "sigmoid of a strided view (copy it first)");
+  return new_node(Op::kSigmoid, DType::F32, a->ne, {a});
+}
+
+Tensor* Graph::clamp(Tensor* a, float lo, float hi) {
+  require_contiguous(a, "clamp of a strided view (copy it first)");
+  require(lo <= hi, "clamp needs lo <= hi", a);
+  Tensor* t = new_node(Op::kClamp, DType::F32, a->ne, {a});
+  t->set_param_float(0, lo);
+  t->set_param_float(1, hi);
+  return t;
+}
+
+Tensor* Graph::div(Tensor* a, Tensor* b) {
+  bool shape_ok = true;
+  for (int i = 1; i < kMaxDims; ++i) shape_ok = shape_ok && (b->ne[i] == 1 || b->ne[i] == a->ne[i]);
+  require(shape_ok && (b->ne[0] == a->ne[0] || b->ne[0] == 1), "div shapes", a, b);
+  require(a->is_contiguous() && b->is_contiguous(), "div of a strided view (copy it first)", a, b);
+  return new_node(Op::kDiv, DType::F32, a->ne, {a, b});
+}
+
+Tensor* Graph::sum_rows(Tensor* a) {
+  require_contiguous(a, "sum_rows of a strided view (copy it first)");
+  return new_node(Op::kSumRows, DType::F32, {1, a->ne[1], a->ne[2], a->ne[3]}, {a});
+}
+
+Tensor* Graph::top_k(Tensor* a, int32_t k) {
+  require_contiguous(a, "top_k of a strided view (copy it first)");
+  require(k > 0 && k <= a->ne[0], "top_k needs 0 < k <= the row length", a);
+  Tensor* t = new_node(Op::kTopK, DType::I32, {k, a->ne[1], a->ne[2], a->ne[3]}, {a});
+  t->params[0] = k;
+  return t;
+}
+
+Tensor* Graph::weighted_sum(Tensor* a, Tensor* w) {
+  require(w->ne[0] == a->ne[1] && w->ne[1] == a->ne[2] && w->ne[2] == 1 && a->ne[3] == 1 && w->ne[3] == 1 &&
+              w->type == DType::F32,
+          "weighted_sum of a [n, k, t] by w [k, t]", a, w);
+  require(a->is_contiguous() && w->is_contiguous(), "weighted_sum of a strided view (copy it first)", a, w);
+  return new_node(Op::kWeightedSum, DType::F32, {a->ne[0], a->ne[2], 1, 1}, {a, w});
 }
 
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
@@ -280,7 +339,8 @@ void Graph::finalize() {
 }
 
 Tensor* Graph::find(const std::string& name) const {
-  for (Tensor* t : order_) {
+  // Before finalize() every node built so far; after it, those the outputs kept.
+  for (Tensor* t : order_.empty() ? all_ : order_) {
     if (t->name == name) return t;
   }
   return nullptr;

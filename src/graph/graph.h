@@ -78,8 +78,12 @@ class Graph {
   // --- operations (each returns a new node) ---
   // Operands are read as contiguous rows: a strided view (permute, transpose) must be copy()'d
   // before any op but copy, rope and attention's query (a logic_error otherwise).
+  // table [n, rows] and ids [k] -> [n, k]; or per batch: table [n, rows, B], ids [k, B] -> [n, k, B].
   Tensor* get_rows(Tensor* table, Tensor* ids);
   Tensor* mul_mat(Tensor* weight, Tensor* x);
+  // Each token's chosen experts: experts [n_in, n_out, n_expert], x [n_in, 1 or k, n_tokens],
+  // ids I32 [k, n_tokens] (each in [0, n_expert)) -> [n_out, k, n_tokens].
+  Tensor* mul_mat_id(Tensor* experts, Tensor* x, Tensor* ids);
   Tensor* rms_norm(Tensor* x, float eps);
   Tensor* norm(Tensor* x, float eps);
   Tensor* add(Tensor* a, Tensor* b);
@@ -89,6 +93,16 @@ class Graph {
   Tensor* gelu(Tensor* a);
   // cap · tanh(a / cap), element-wise; cap > 0.
   Tensor* softcap(Tensor* a, float cap);
+  Tensor* sigmoid(Tensor* a);
+  Tensor* clamp(Tensor* a, float lo, float hi);
+  // a / b; b is a's shape, broadcast over a's rows, or one value per row ([1, rows]).
+  Tensor* div(Tensor* a, Tensor* b);
+  // [n, rows] -> [1, rows].
+  Tensor* sum_rows(Tensor* a);
+  // The columns of each row's k largest values, largest first: I32 [k, rows].
+  Tensor* top_k(Tensor* a, int32_t k);
+  // Σ_j w[j, t] · a[:, j, t]: a [n, k, t], w [k, t] -> [n, t].
+  Tensor* weighted_sum(Tensor* a, Tensor* w);
   Tensor* swiglu(Tensor* gate, Tensor* up);
   Tensor* geglu(Tensor* gate, Tensor* up);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);
@@ -119,6 +133,7 @@ class Graph {
   const std::vector<Tensor*>& nodes() const { return order_; }
   const std::vector<Tensor*>& inputs() const { return inputs_; }
   const std::vector<Tensor*>& outputs() const { return outputs_; }
+  // The node of that name: among all nodes before finalize(), the kept ones after it.
   Tensor* find(const std::string& name) const;
 
   // Names a node "<base>-<layer>" (or "<base>" for layer < 0) and returns it, for chaining:

@@ -23,6 +23,13 @@ const char* op_name(Op op) {
     case Op::kRopeShift: return "rope_shift";
     case Op::kSoftmax: return "softmax";
     case Op::kCopy: return "copy";
+    case Op::kSigmoid: return "sigmoid";
+    case Op::kClamp: return "clamp";
+    case Op::kDiv: return "div";
+    case Op::kSumRows: return "sum_rows";
+    case Op::kTopK: return "top_k";
+    case Op::kMulMatId: return "mul_mat_id";
+    case Op::kWeightedSum: return "weighted_sum";
     case Op::kView: return "view";
   }
   return "?";

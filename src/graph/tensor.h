@@ -22,27 +22,38 @@ constexpr int kMaxSources = 4;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
-  kLeaf,       // weight, cache buffer or batch input: data set outside the graph
-  kGetRows,    // table [n, rows] (any type), ids I32 [k] -> F32 [n, k]
-  kMatMul,     // W [n_in, n_out] (any type) · X F32 [n_in, m] -> F32 [n_out, m]
-  kRmsNorm,    // x / sqrt(mean(x^2) + eps), per row; params: eps
-  kNorm,       // (x - mean) / sqrt(var + eps), per row; params: eps
-  kAdd,        // a + b, b broadcast over a's rows when it has fewer
-  kMul,        // a * b, broadcast likewise
-  kScale,      // a * s; params: s
-  kSilu,       // x * sigmoid(x)
-  kGelu,       // tanh approximation, as llama.cpp
-  kSoftcap,    // cap · tanh(x / cap) (Gemma 2's logit soft-capping); params: cap
-  kSwiGlu,     // silu(a) * b  (the gated FFN product)
-  kGeGlu,      // gelu(a) * b
-  kRope,       // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
-  kStoreRows,  // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
-  kAttention,  // q [head_dim, n_head, n_tokens] over cached K, V and the cells an index I32
-               // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap
-  kRopeShift,  // rotates cached keys in place by per-cell position deltas (context shift)
-  kSoftmax,    // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
-  kCopy,       // contiguous copy of a (possibly strided) view, converting type
-  kView,       // no computation: another shape/stride over the source's bytes
+  kLeaf,         // weight, cache buffer or batch input: data set outside the graph
+  kGetRows,      // table [n, rows, B] (any type), ids I32 [k, B] -> F32 [n, k, B]: batch b reads
+                 // its own rows of table[:, :, b] (B = 1: a plain lookup)
+  kMatMul,       // W [n_in, n_out] (any type) · X F32 [n_in, m] -> F32 [n_out, m]
+  kRmsNorm,      // x / sqrt(mean(x^2) + eps), per row; params: eps
+  kNorm,         // (x - mean) / sqrt(var + eps), per row; params: eps
+  kAdd,          // a + b, b broadcast over a's rows when it has fewer
+  kMul,          // a * b, broadcast likewise
+  kScale,        // a * s; params: s
+  kSilu,         // x * sigmoid(x)
+  kGelu,         // tanh approximation, as llama.cpp
+  kSoftcap,      // cap · tanh(x / cap) (Gemma 2's logit soft-capping); params: cap
+  kSwiGlu,       // silu(a) * b  (the gated FFN product)
+  kGeGlu,        // gelu(a) * b
+  kRope,         // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
+  kStoreRows,    // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
+  kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V and the cells an index I32
+                 // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap
+  kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
+  kSoftmax,      // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
+  kCopy,         // contiguous copy of a (possibly strided) view, converting type
+  kSigmoid,      // 1 / (1 + e^-x)
+  kClamp,        // min(max(x, lo), hi); params: lo, hi
+  kDiv,          // a / b, b broadcast over a's rows, and over each row when its rows hold one value
+  kSumRows,      // a [n, rows] -> [1, rows]: each row's sum
+  kTopK,         // a F32 [n, rows] -> I32 [k, rows]: the columns of each row's k largest values,
+                 // largest first (equal values: the lower column first); params: k
+  kMulMatId,     // experts W [n_in, n_out, n_expert] (any type) · X F32 [n_in, 1 or k, n_tokens] by
+                 // ids I32 [k, n_tokens] -> F32 [n_out, k, n_tokens]: column (j, t) is
+                 // W[:, :, ids[j, t]] · X[:, j (or 0), t] (the mixture-of-experts products)
+  kWeightedSum,  // a F32 [n, k, t], w F32 [k, t] -> [n, t]: Σ_j w[j, t] · a[:, j, t], j in order
+  kView,         // no computation: another shape/stride over the source's bytes (stays last)
 };
 
 const char* op_name(Op op);

@@ -10,6 +10,12 @@ Tensor* norm_if(ForwardContext& fx, Tensor* x, const NormWeights& w, const Block
 
 Tensor* scaled(ForwardContext& fx, Tensor* x, float s) { return s != 1.0f ? fx.graph.scale(x, s) : x; }
 
+// The block's feed-forward branch: its experts where it has them, else its dense FFN.
+Tensor* ffn_branch(ForwardContext& fx, Tensor* x, const BlockWeights& w, const BlockOptions& o, int layer) {
+  return w.moe.present() ? build_moe_ffn(fx, x, w.moe, o.moe, layer)
+                         : fx.build_ffn(x, w.ffn, o.activation, layer);
+}
+
 }  // namespace
 
 Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const AttentionOptions& attention,
@@ -21,7 +27,7 @@ Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const 
     Tensor* normed = cur;
     Tensor* attended = fx.build_attn(normed, w.attn, attention, il);
     fx.filter_last_layer(il, n_layer, {&attended, &normed, &residual});
-    Tensor* ffn = fx.build_ffn(normed, w.ffn, o.activation, il);
+    Tensor* ffn = ffn_branch(fx, normed, w, o, il);
     return ForwardContext::name(g.add(g.add(ffn, residual), attended), "l_out", il);
   }
   cur = fx.build_attn(cur, w.attn, attention, il);
@@ -29,7 +35,7 @@ Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const 
   fx.filter_last_layer(il, n_layer, {&cur, &residual});
   Tensor* ffn_input = ForwardContext::name(g.add(cur, residual), "ffn_inp", il);
   cur = norm_if(fx, ffn_input, w.ffn_norm, o, "ffn_norm", il);
-  cur = fx.build_ffn(cur, w.ffn, o.activation, il);
+  cur = ffn_branch(fx, cur, w, o, il);
   cur = scaled(fx, norm_if(fx, cur, w.ffn_post_norm, o, "ffn_post_norm", il), o.residual_scale);
   return ForwardContext::name(g.add(cur, ffn_input), "l_out", il);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/builder.h"
+#include "model/moe.h"
 
 namespace sinter {
 
@@ -19,6 +20,7 @@ struct BlockWeights {
   NormWeights attn_post_norm;  // on the attention's output, before the residual add
   NormWeights ffn_norm;
   FfnWeights ffn;
+  MoeWeights moe;  // when present, the FFN is this mixture of experts instead of `ffn`
   NormWeights ffn_post_norm;
 };
 
@@ -28,6 +30,7 @@ struct BlockOptions {
   FfnActivation activation = FfnActivation::kSiluGated;
   float residual_scale = 1.0f;  // each branch's output times this (Granite)
   bool parallel = false;        // attention and FFN both from attn_norm(x) (Command R)
+  MoeOptions moe;               // for blocks whose weights hold experts
 };
 
 // The whole decoder: token embeddings, one block per layer, the final norm and the logits.

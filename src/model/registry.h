@@ -25,6 +25,11 @@ struct SynthDims {
   int32_t n_ff = 0;
   int32_t n_vocab = 0;
   int32_t n_ctx = 0;
+  // Mixture-of-experts models: experts, experts per token, an expert's FFN length (architectures
+  // that take it from a key of its own; others use n_ff).
+  int32_t n_expert = 0;
+  int32_t n_expert_used = 0;
+  int32_t n_ff_exp = 0;
 };
 
 struct Architecture {

@@ -153,6 +153,9 @@ Result<uint64_t> Context::weight_bytes_per_token() {
     if (weight == nullptr || weight->role != TensorRole::kPersistent) continue;
     if (node->op == Op::kMatMul) bytes += weight->bytes();
     if (node->op == Op::kGetRows) bytes += weight->row_bytes() * static_cast<uint64_t>(node->ne[1]);
+    // One token's k experts: k of the n_expert matrices (distinct, as top-k chooses them).
+    if (node->op == Op::kMulMatId)
+      bytes += weight->bytes() / static_cast<uint64_t>(weight->ne[2]) * static_cast<uint64_t>(node->ne[1]);
   }
   return bytes;
 }

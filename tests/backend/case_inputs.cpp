@@ -145,6 +145,20 @@ Tensor* CaseInputs::weight(DType type, int64_t n_in, int64_t n_out, std::vector<
   return &w;
 }
 
+Tensor* CaseInputs::experts(DType type, int64_t n_in, int64_t n_out, int64_t n_expert, float scale) {
+  std::vector<uint8_t>& bytes =
+      file_bytes_.emplace_back(random_rows(type, n_in, n_out * n_expert, next_seed(), scale));
+  Tensor& w =
+      persistent_.emplace_back(make_persistent("experts", type, {n_in, n_out, n_expert, 1}, bytes.data()));
+  Result<std::unique_ptr<Buffer>> loaded = backend_.load_weight(&w, Op::kMulMatId);
+  if (loaded) {
+    buffers_.push_back(std::move(loaded).value());
+  } else if (setup_status_) {
+    setup_status_ = loaded.error();
+  }
+  return &w;
+}
+
 Tensor* CaseInputs::cache(DType type, std::array<int64_t, kMaxDims> ne, float scale) {
   Tensor& c = persistent_.emplace_back(make_persistent("cache", type, ne, nullptr));
   const std::vector<uint8_t> bytes = random_rows(type, ne[0], c.rows(), next_seed(), scale);

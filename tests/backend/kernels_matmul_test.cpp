@@ -146,6 +146,77 @@ TEST(KernelsMatMul, OnlyProductsAndLookupsGetTheRepackedLayout) {
   }
 }
 
+// dst [n_out, k, tokens] of experts [n_in, n_out, n_expert] (loaded for mul_mat_id when
+// `prepare`: repacked on first use) by ids [k, tokens], x [n_in, 1, tokens].
+std::vector<float> run_experts(const Tensor& experts, bool prepare, int threads, const std::vector<float>& x,
+                               const std::vector<int32_t>& ids, int64_t k) {
+  Run run;
+  run.backend = std::move(create_backend("cpu", BackendOptions{threads})).value();
+  std::vector<uint8_t> copy(static_cast<const uint8_t*>(experts.data),
+                            static_cast<const uint8_t*>(experts.data) + experts.bytes());
+  Tensor w = experts;
+  w.data = copy.data();
+  if (prepare) {
+    auto buffer = run.backend->load_weight(&w, Op::kMulMatId);
+    EXPECT_TRUE(buffer);
+    if (buffer) run.weight_buffers.push_back(std::move(buffer).value());
+  }
+  const int64_t tokens = static_cast<int64_t>(ids.size()) / k;
+  Tensor* input = run.graph.input("x", DType::F32, {w.ne[0], 1, tokens, 1});
+  Tensor* id = run.graph.input("ids", DType::I32, {k, tokens, 1, 1});
+  Tensor* out = run.graph.mul_mat_id(&w, input, id);
+  run.graph.mark_output(out);
+  allocate(run);
+  std::memcpy(input->data, x.data(), input->bytes());
+  std::memcpy(id->data, ids.data(), id->bytes());
+  EXPECT_TRUE(run.backend->compute(run.graph));
+  std::vector<float> result(static_cast<size_t>(out->elements()));
+  std::memcpy(result.data(), out->data, result.size() * sizeof(float));
+  return result;
+}
+
+// Each column of an expert product is the dense product of its expert's matrix with its token's
+// column, bit for bit, for every type the dense path runs: in batches where experts get no token
+// (expert 5), one (generation: one token) or many (expert 0 in every token), whether the
+// experts are repacked on first use or read from the file's rows, on 1 to 3 threads.
+TEST(KernelsMatMul, ExpertProductsAreTheDenseProductsOfTheirExperts) {
+  const int64_t n_in = 512, n_out = 40, n_expert = 6, k = 2;
+  for (DType type : kTypes) {
+    SCOPED_TRACE(dtype_name(type));
+    std::vector<uint8_t> blocks(row_bytes(type, n_in) * n_out * n_expert);
+    ASSERT_TRUE(quantize_rows(type, values(static_cast<size_t>(n_in * n_out * n_expert), 8).data(), n_in,
+                              n_out * n_expert, blocks.data()));
+    const Tensor experts = make_persistent("experts", type, {n_in, n_out, n_expert, 1}, blocks.data());
+    for (int64_t tokens : {1, 9}) {
+      std::vector<int32_t> ids;
+      for (int64_t t = 0; t < tokens; ++t) {
+        ids.push_back(0);
+        ids.push_back(static_cast<int32_t>(1 + t % 4));
+      }
+      const auto x = values(static_cast<size_t>(n_in * tokens), 9);
+      std::vector<float> dense;  // [n_out, k, tokens] from the experts' 2-D matrices
+      for (int64_t t = 0; t < tokens; ++t) {
+        const std::vector<float> column(x.begin() + t * n_in, x.begin() + (t + 1) * n_in);
+        for (int64_t j = 0; j < k; ++j) {
+          const int32_t e = ids[static_cast<size_t>(t * k + j)];
+          const Tensor matrix =
+              make_persistent("w", type, {n_in, n_out, 1, 1}, blocks.data() + e * experts.nb[2]);
+          const auto y = run_op(matrix, true, 1, column, 1);
+          dense.insert(dense.end(), y.begin(), y.end());
+        }
+      }
+      for (int threads : {1, 2, 3}) {
+        for (bool prepare : {true, false}) {
+          const auto got = run_experts(experts, prepare, threads, x, ids, k);
+          ASSERT_EQ(got.size(), dense.size());
+          ASSERT_EQ(std::memcmp(got.data(), dense.data(), got.size() * sizeof(float)), 0)
+              << tokens << " tokens, " << threads << " threads" << (prepare ? ", repacked" : "");
+        }
+      }
+    }
+  }
+}
+
 // Products of several weights with the same columns (the Q, K and V projections; the FFN's gate
 // and up) run as one pool of work over all the matrices (cpu_backend.cpp's steps): each output
 // must keep the bits of its product run alone, whichever matrices share the run (the same or

@@ -161,6 +161,12 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
       unary_case("gelu", Op::kGelu, 8.0f, kFloatFunctions, [](Graph& g, Tensor* x) { return g.gelu(x); }));
   cases.push_back(unary_case("softcap", Op::kSoftcap, 40.0f, kFloatFunctions,
                              [](Graph& g, Tensor* x) { return g.softcap(x, 30.0f); }));
+  cases.push_back(unary_case("sigmoid", Op::kSigmoid, 8.0f, kFloatRounding,
+                             [](Graph& g, Tensor* x) { return g.sigmoid(x); }));
+  cases.push_back(unary_case("clamp", Op::kClamp, 4.0f, kExactOps,
+                             [](Graph& g, Tensor* x) { return g.clamp(x, -1.5f, 0.25f); }));
+  cases.push_back(unary_case("sum_rows", Op::kSumRows, 4.0f, kFloatRounding,
+                             [](Graph& g, Tensor* x) { return g.sum_rows(x); }));
 
   const auto add = [](Graph& g, Tensor* a, Tensor* b) { return g.add(a, b); };
   const auto mul = [](Graph& g, Tensor* a, Tensor* b) { return g.mul(a, b); };
@@ -170,6 +176,19 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
   cases.push_back(binary_case("mul", Op::kMul, true, true, kExactOps, mul));
   cases.push_back(binary_case("mul_broadcast_row", Op::kMul, false, false, kExactOps, mul));
   cases.push_back(binary_case("mul_broadcast_over_rows", Op::kMul, false, true, kExactOps, mul));
+  cases.push_back(binary_case("div", Op::kDiv, true, true, kExactOps,
+                              [](Graph& g, Tensor* a, Tensor* b) { return g.div(a, b); }));
+  cases.push_back(binary_case("div_broadcast_row", Op::kDiv, false, false, kExactOps,
+                              [](Graph& g, Tensor* a, Tensor* b) { return g.div(a, b); }));
+  // Each row divided by one value of its own ([1, rows, planes]), away from 0.
+  cases.push_back({"div_per_row", Op::kDiv, float_inputs(), kRowShapes, kExactOps,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     Graph& g = in.graph();
+                     Tensor* a = in.random("a", type, {d[0], d[1], d[2], 1}, 3.0f);
+                     Tensor* b = g.add(g.clamp(in.random("b", type, {1, d[1], d[2], 1}, 3.0f), 0.0f, 3.0f),
+                                       in.floats("one", {1, 1, 1, 1}, {0.5f}));
+                     return g.div(a, b);
+                   }});
   cases.push_back(binary_case("swiglu", Op::kSwiGlu, true, true, kFloatRounding,
                               [](Graph& g, Tensor* a, Tensor* b) { return g.swiglu(a, b); }));
   cases.push_back(binary_case("geglu", Op::kGeGlu, true, true, kFloatFunctions,
@@ -189,6 +208,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = lookup_and_arithmetic_cases();
     for (OpCase& c : cache_and_position_cases()) all.push_back(std::move(c));
+    for (OpCase& c : mixture_of_experts_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

@@ -48,6 +48,8 @@ class CaseInputs {
   Tensor* weight(DType type, int64_t n_in, int64_t n_out, float scale = 1.0f);
   // A weight of these bytes (draws nothing from the seed sequence).
   Tensor* weight(DType type, int64_t n_in, int64_t n_out, std::vector<uint8_t> file_bytes);
+  // Expert weights [n_in, n_out, n_expert] of `type`, loaded for mul_mat_id.
+  Tensor* experts(DType type, int64_t n_in, int64_t n_out, int64_t n_expert, float scale = 1.0f);
   // A persistent tensor of `type` in a cache buffer of the backend, holding random values.
   Tensor* cache(DType type, std::array<int64_t, kMaxDims> ne, float scale = 1.0f);
 
@@ -92,6 +94,7 @@ const std::vector<OpCase>& op_cases();
 // Its parts, and the type lists they share.
 std::vector<OpCase> lookup_and_arithmetic_cases();  // op_cases.cpp
 std::vector<OpCase> cache_and_position_cases();     // op_cases_cache.cpp
+std::vector<OpCase> mixture_of_experts_cases();     // op_cases_moe.cpp
 std::vector<DType> every_type();                    // all_dtypes(), for ops keyed on any type
 std::vector<DType> float_inputs();                  // F32 and F16 (which no table lists for F32-only ops)
 

@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/expert_store.h"
 #include "backend/cpu/kernels_pack.h"
 #include "backend/cpu/row_kernels.h"
 #include "core/thread_pool.h"
@@ -20,9 +21,11 @@ constexpr double kSingleThreadFlops = 2e6;
 double matmul_flops(std::span<Tensor* const> nodes) {
   double flops = 0;
   for (const Tensor* node : nodes) {
-    if (node->op == Op::kMatMul) {
-      flops += static_cast<double>(node->src[0]->ne[0]) * static_cast<double>(node->src[0]->ne[1]) *
-               static_cast<double>(node->src[1]->rows());
+    if (node->op == Op::kMatMul || node->op == Op::kMulMatId) {
+      // mul_mat_id: k columns per token (node->ne[1] · ne[2]), each through one expert.
+      const double columns = node->op == Op::kMatMul ? static_cast<double>(node->src[1]->rows())
+                                                     : static_cast<double>(node->ne[1] * node->ne[2]);
+      flops += static_cast<double>(node->src[0]->ne[0]) * static_cast<double>(node->src[0]->ne[1]) * columns;
     }
   }
   return flops;
@@ -53,6 +56,8 @@ OpTable<CpuKernel> make_op_table() {
                                     : dots ? ExecutionPath::kDirect
                                            : ExecutionPath::kDequantized;
       table.add(Op::kMatMul, type, product, run_mul_mat);
+      // Experts: repacked on first use where the dense product is repacked (expert_store.h).
+      table.add(Op::kMulMatId, type, product, run_mul_mat_id);
       table.add(Op::kGetRows, type, packed ? ExecutionPath::kRepacked : ExecutionPath::kDirect, run_get_rows);
     }
     if (row_writer(type) != nullptr) {
@@ -69,6 +74,8 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kMul, run_binary},       {Op::kScale, run_unary},   {Op::kSilu, run_unary},
       {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary}, {Op::kSwiGlu, run_gated},
       {Op::kGeGlu, run_gated},      {Op::kRope, run_rope},     {Op::kSoftmax, run_softmax},
+      {Op::kSigmoid, run_unary},    {Op::kClamp, run_unary},   {Op::kDiv, run_binary},
+      {Op::kSumRows, run_sum_rows}, {Op::kTopK, run_top_k},    {Op::kWeightedSum, run_weighted_sum},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   return table;
@@ -90,6 +97,12 @@ class CpuBackend final : public Backend {
   Result<std::unique_ptr<Buffer>> load_weight(Tensor* weight, Op consumer) override {
     // Only products and the embedding lookup read the 16-row groups; any other op reads the
     // file's rows (Command R+'s Q/K norm weights are [head_dim, n_head] matrices read by mul).
+    if (consumer == Op::kMulMatId) {
+      // The file's bytes stay: each expert is repacked from them when first chosen (or, for a
+      // type without a packed kernel, read as it is).
+      SINTER_TRY(experts_.add(*weight, active_kernels()));
+      return adopt_host_bytes(name(), BufferKind::kHostMapped, *weight, weight->bytes());
+    }
     if (consumer == Op::kMatMul || consumer == Op::kGetRows)
       SINTER_TRY(packed_.pack(weight, active_kernels(), &pool_));
     if (const PackedMatrix* packed = packed_.find(weight->data)) {
@@ -112,7 +125,8 @@ class CpuBackend final : public Backend {
     if (shared_.size() < need.shared + 64) shared_.resize(need.shared + 64);
     uint8_t* shared_base = shared_.data() + (64 - reinterpret_cast<uintptr_t>(shared_.data()) % 64) % 64;
     const auto run_all = [&](const ThreadContext& thread) {
-      OpContext ctx{thread, scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_};
+      OpContext ctx{thread,   scratch_[static_cast<size_t>(thread.index)], shared_base, graph, &packed_,
+                    &experts_};
       for (const Step& step : steps_) {
         if (step.weights[0] != nullptr) {  // packed products, one or a run
           run_mul_mat_run(step.weights, step.nodes, step.count, ctx);
@@ -180,6 +194,7 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   PackedWeightStore packed_;
+  ExpertStore experts_;
   std::vector<Scratch> scratch_;
   std::vector<uint8_t> shared_;
   std::vector<Step> steps_;

@@ -12,6 +12,7 @@
 namespace sinter::cpu {
 
 class PackedWeightStore;  // kernels_pack.h
+class ExpertStore;        // expert_store.h
 
 // Per-thread scratch memory, sized before the graph runs (nothing is allocated per token).
 struct Scratch {
@@ -25,6 +26,7 @@ struct OpContext {
                      // activations written by all, then read by all after a barrier)
   const Graph& graph;
   const PackedWeightStore* packed = nullptr;  // weights repacked at load (matmul, get_rows)
+  const ExpertStore* experts = nullptr;       // expert tensors repacked on first use (mul_mat_id)
 };
 
 // Floats of scratch each thread needs for this node.
@@ -48,8 +50,8 @@ void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, i
                      const OpContext& ctx);
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
-void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul
-void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap
+void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul, div
+void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap, sigmoid, clamp
 void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu
 void run_copy(const Tensor& dst, const OpContext& ctx);
 void run_softmax(const Tensor& dst, const OpContext& ctx);
@@ -57,6 +59,15 @@ void run_rope(const Tensor& dst, const OpContext& ctx);
 void run_rope_shift(const Tensor& dst, const OpContext& ctx);
 void run_store_rows(const Tensor& dst, const OpContext& ctx);
 void run_attention(const Tensor& dst, const OpContext& ctx);
+// Mixture-of-experts routing and combination (op_moe.cpp).
+void run_sum_rows(const Tensor& dst, const OpContext& ctx);
+void run_top_k(const Tensor& dst, const OpContext& ctx);
+void run_weighted_sum(const Tensor& dst, const OpContext& ctx);
+// Expert products (op_mul_mat_id.cpp): experts repacked on first use (expert_store.h).
+void run_mul_mat_id(const Tensor& dst, const OpContext& ctx);
+size_t mul_mat_id_shared_bytes(const Tensor& dst);
+// Bytes of one activation column on the plain paths of products with weight `w` (64-aligned).
+size_t plain_column_bytes(const Tensor& w);
 
 // The format activations are rounded to before products with weights of this type
 // (Q8_0 for Q4_0, Q8_K for the K-quants, F16 for F16; F32 for F32).

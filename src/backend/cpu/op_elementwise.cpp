@@ -82,15 +82,19 @@ void run_norm(const Tensor& dst, const OpContext& ctx) {
 void run_binary(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const Tensor& b = *dst.src[1];
-  const bool add = dst.op == Op::kAdd;
+  const Op op = dst.op;
   for_thread_elements(ctx.thread, a.rows(), a.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
     const float* x = row_f32(a, r);
     const float* y = broadcast_row(a, b, r);
     float* out = row_f32_mutable(dst, r);
-    if (add) {
+    if (op == Op::kAdd) {
       for (int64_t i = begin; i < end; ++i) out[i] = x[i] + y[i];
-    } else {
+    } else if (op == Op::kMul) {
       for (int64_t i = begin; i < end; ++i) out[i] = x[i] * y[i];
+    } else if (b.ne[0] == 1) {  // div by one value per row
+      for (int64_t i = begin; i < end; ++i) out[i] = x[i] / y[0];
+    } else {
+      for (int64_t i = begin; i < end; ++i) out[i] = x[i] / y[i];
     }
   });
 }
@@ -110,6 +114,14 @@ void run_unary(const Tensor& dst, const OpContext& ctx) {
       case Op::kSilu: kernels.silu(x, nullptr, out, n); break;
       case Op::kGelu: kernels.gelu(x, nullptr, out, n); break;
       case Op::kSoftcap: kernels.softcap(x, s, out, n); break;
+      case Op::kSigmoid:
+        for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        break;
+      case Op::kClamp: {
+        const float hi = dst.param_float(1);
+        for (int64_t i = 0; i < n; ++i) out[i] = std::min(std::max(x[i], s), hi);
+        break;
+      }
       default: break;
     }
   });

@@ -247,33 +247,36 @@ void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, i
   run_packed(w, nodes, count, ctx);
 }
 
-// dst [n, k] = rows ids[0..k) of table [n, rows]; threads split the ids.
+// dst [n, k, B] = rows ids[0..k, b] of table [n, rows, B] for each b; threads split the ids.
 void run_get_rows(const Tensor& dst, const OpContext& ctx) {
   const Tensor& table = *dst.src[0];
   const auto* ids = dst.src[1]->data_as<const int32_t>();
-  const int64_t count = dst.src[1]->ne[0];
+  const int64_t count = dst.src[1]->elements(), per_batch = dst.src[1]->ne[0];
   const PackedMatrix* packed = ctx.packed != nullptr ? ctx.packed->find(table.data) : nullptr;
   auto* row_bytes = reinterpret_cast<uint8_t*>(ctx.scratch.floats.data());
   for (int64_t i = ctx.thread.share_begin(count); i < ctx.thread.share_end(count); ++i) {
     assert(ids[i] >= 0 && ids[i] < table.ne[1]);  // ids are validated before the graph runs
-    auto* out = reinterpret_cast<float*>(dst.row(i));
+    auto* out = reinterpret_cast<float*>(dst.row(i % per_batch, i / per_batch));
     if (packed != nullptr) {
-      unpack_row(*packed, ids[i], row_bytes);
+      unpack_row(*packed, ids[i], row_bytes);  // packed tables are 2-D (B = 1)
       row_to_f32(table.type, row_bytes, out, table.ne[0]);
     } else {
-      row_to_f32(table.type, table.row(ids[i]), out, table.ne[0]);
+      row_to_f32(table.type, table.row(ids[i], i / per_batch), out, table.ne[0]);
     }
   }
 }
 
 size_t shared_scratch_bytes(const Tensor& node) {
+  if (node.op == Op::kMulMatId) return mul_mat_id_shared_bytes(node);
   if (node.op != Op::kMatMul) return 0;
   return kCounterBytes + shared_column_bytes(*node.src[0]) * static_cast<size_t>(node.src[1]->rows());
 }
 
 size_t scratch_floats(const Tensor& node) {
   switch (node.op) {
-    case Op::kMatMul: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
+    case Op::kMatMul:
+    case Op::kMulMatId: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
+    case Op::kTopK: return static_cast<size_t>(node.src[0]->ne[0]);          // the row's column indices
     case Op::kGetRows:
       return static_cast<size_t>(node.src[0]->ne[0]);  // one unpacked row (≤ 4 bytes a value)
     case Op::kAttention: {

@@ -51,6 +51,30 @@ void mul(const Tensor& node) {
   map_binary(node, [](float x, float y) { return x * y; });
 }
 
+// dst = a / b; b broadcast over a's rows, or one value per row ([1, rows]).
+void div(const Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  for_each_row(a.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    const int64_t j1 = i1 % b.ne[1], j2 = i2 % b.ne[2], j3 = i3 % b.ne[3];
+    for (int64_t i = 0; i < a.ne[0]; ++i) {
+      f32_at(node, i, i1, i2, i3) = f32_at(a, i, i1, i2, i3) / f32_at(b, b.ne[0] == 1 ? 0 : i, j1, j2, j3);
+    }
+  });
+}
+
+// dst = 1 / (1 + e^-a), in double.
+void sigmoid(const Tensor& node) {
+  map_unary(node,
+            [](float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x)))); });
+}
+
+// dst = min(max(a, lo), hi); params: lo, hi.
+void clamp(const Tensor& node) {
+  const float lo = node.param_float(0), hi = node.param_float(1);
+  map_unary(node, [lo, hi](float x) { return x < lo ? lo : x > hi ? hi : x; });
+}
+
 // dst = a · s; params[0]: s.
 void scale(const Tensor& node) {
   const float s = node.param_float(0);

@@ -88,6 +88,14 @@ void mul_mat_dequantized(const Tensor& dst, const Tensor& w, std::vector<float> 
   }
 }
 
+void product(const Tensor& dst, const Tensor& w, std::vector<float> columns) {
+  if (has_reference_dot(w.type, w.ne[0])) {
+    mul_mat_reference_dot(dst, w, columns);
+  } else {
+    mul_mat_dequantized(dst, w, std::move(columns));
+  }
+}
+
 }  // namespace
 
 // dst F32 [n_out, m1, m2, m3] = W [n_in, n_out] · X F32 [n_in, m1, m2, m3].
@@ -95,23 +103,42 @@ void mul_mat(const Tensor& node) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
   assert(w.ne[0] == x.ne[0] && w.ne[2] == 1 && w.ne[3] == 1);
-  std::vector<float> columns = columns_f32(x);
-  if (has_reference_dot(w.type, w.ne[0])) {
-    mul_mat_reference_dot(node, w, columns);
-  } else {
-    mul_mat_dequantized(node, w, std::move(columns));
+  product(node, w, columns_f32(x));
+}
+
+// dst F32 [n_out, k, T]: column (j, t) = expert ids[j, t] of W [n_in, n_out, n_expert] times
+// X[:, j or 0, t], one column at a time as mul_mat computes it.
+void mul_mat_id(const Tensor& node) {
+  const Tensor& w = *node.src[0];
+  const Tensor& x = *node.src[1];
+  const Tensor& ids = *node.src[2];
+  const int64_t n_in = w.ne[0], k = node.ne[1];
+  std::vector<float> column(static_cast<size_t>(n_in));
+  for (int64_t t = 0; t < node.ne[2]; ++t) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = i32_at(ids, j + k * t);
+      assert(e >= 0 && e < w.ne[2]);
+      Tensor expert = w;  // the expert's matrix [n_in, n_out]
+      expert.ne[2] = 1;
+      expert.data = w.row(0, e);
+      Tensor out = make_persistent("column", DType::F32, {w.ne[1], 1, 1, 1}, node.row(j, t));
+      read_row_f32(x, x.ne[1] == 1 ? 0 : j, t, 0, column.data());
+      product(out, expert, column);
+    }
   }
 }
 
-// dst F32 [n, k] = rows ids[0..k) of table [n, rows] (a weight of any dequantizable type, or
-// an F32 intermediate).
+// dst F32 [n, k, B] = rows ids[0..k, b) of table [n, rows, B] (a weight of any dequantizable
+// type, or an F32 intermediate).
 void get_rows(const Tensor& node) {
   const Tensor& table = *node.src[0];
   const Tensor& ids = *node.src[1];
-  for (int64_t i = 0; i < ids.ne[0]; ++i) {
-    const int32_t id = i32_at(ids, i);
-    assert(id >= 0 && id < table.ne[1]);  // ids are validated before the graph runs
-    read_row_f32(table, id, 0, 0, reinterpret_cast<float*>(node.row(i)));
+  for (int64_t b = 0; b < ids.ne[1]; ++b) {
+    for (int64_t i = 0; i < ids.ne[0]; ++i) {
+      const int32_t id = i32_at(ids, i + ids.ne[0] * b);
+      assert(id >= 0 && id < table.ne[1]);  // ids are validated before the graph runs
+      read_row_f32(table, id, b, 0, reinterpret_cast<float*>(node.row(i, b)));
+    }
   }
 }
 

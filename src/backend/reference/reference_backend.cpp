@@ -22,9 +22,12 @@ struct F32Op {
   RefKernel kernel;
 };
 constexpr F32Op kF32Ops[] = {
-    {Op::kRmsNorm, rms_norm}, {Op::kNorm, norm}, {Op::kAdd, add},         {Op::kMul, mul},
-    {Op::kScale, scale},      {Op::kSilu, silu}, {Op::kGelu, gelu},       {Op::kSoftcap, softcap}, {Op::kSwiGlu, swiglu},
-    {Op::kGeGlu, geglu},      {Op::kRope, rope}, {Op::kSoftmax, softmax},
+    {Op::kRmsNorm, rms_norm}, {Op::kNorm, norm},       {Op::kAdd, add},
+    {Op::kMul, mul},          {Op::kScale, scale},     {Op::kSilu, silu},
+    {Op::kGelu, gelu},        {Op::kSoftcap, softcap}, {Op::kSwiGlu, swiglu},
+    {Op::kGeGlu, geglu},      {Op::kRope, rope},       {Op::kSoftmax, softmax},
+    {Op::kDiv, div},          {Op::kSigmoid, sigmoid}, {Op::kClamp, clamp},
+    {Op::kSumRows, sum_rows}, {Op::kTopK, top_k},      {Op::kWeightedSum, weighted_sum},
 };
 
 OpTable<RefKernel> build_table() {
@@ -39,6 +42,7 @@ OpTable<RefKernel> build_table() {
       const ExecutionPath path =
           reference_vec_dot(t.type) != nullptr ? ExecutionPath::kDirect : ExecutionPath::kDequantized;
       table.add(Op::kMatMul, t.type, path, mul_mat);
+      table.add(Op::kMulMatId, t.type, path, mul_mat_id);
       table.add(Op::kGetRows, t.type, ExecutionPath::kDirect, get_rows);  // rows widened as read
       // Copies and cache writes to every type with a reference quantizer (from any readable
       // source): the golden side of whatever another backend writes.

@@ -17,24 +17,31 @@ namespace sinter::reference_backend {
 using RefKernel = void (*)(const Tensor& node);
 
 // --- the ops (one per graph op that computes) ---
-void get_rows(const Tensor& node);    // ref_matmul.cpp
-void mul_mat(const Tensor& node);     // ref_matmul.cpp
-void rms_norm(const Tensor& node);    // ref_norm.cpp
-void norm(const Tensor& node);        // ref_norm.cpp
-void softmax(const Tensor& node);     // ref_norm.cpp
-void add(const Tensor& node);         // ref_elementwise.cpp
-void mul(const Tensor& node);         // ref_elementwise.cpp
-void scale(const Tensor& node);       // ref_elementwise.cpp
-void silu(const Tensor& node);        // ref_elementwise.cpp
-void gelu(const Tensor& node);        // ref_elementwise.cpp
-void softcap(const Tensor& node);     // ref_elementwise.cpp
-void swiglu(const Tensor& node);      // ref_elementwise.cpp
-void geglu(const Tensor& node);       // ref_elementwise.cpp
-void copy(const Tensor& node);        // ref_elementwise.cpp
-void rope(const Tensor& node);        // ref_rope.cpp
-void rope_shift(const Tensor& node);  // ref_rope.cpp
-void store_rows(const Tensor& node);  // ref_attention.cpp
-void attention(const Tensor& node);   // ref_attention.cpp
+void get_rows(const Tensor& node);      // ref_matmul.cpp
+void mul_mat(const Tensor& node);       // ref_matmul.cpp
+void rms_norm(const Tensor& node);      // ref_norm.cpp
+void norm(const Tensor& node);          // ref_norm.cpp
+void softmax(const Tensor& node);       // ref_norm.cpp
+void add(const Tensor& node);           // ref_elementwise.cpp
+void mul(const Tensor& node);           // ref_elementwise.cpp
+void scale(const Tensor& node);         // ref_elementwise.cpp
+void silu(const Tensor& node);          // ref_elementwise.cpp
+void gelu(const Tensor& node);          // ref_elementwise.cpp
+void softcap(const Tensor& node);       // ref_elementwise.cpp
+void swiglu(const Tensor& node);        // ref_elementwise.cpp
+void geglu(const Tensor& node);         // ref_elementwise.cpp
+void copy(const Tensor& node);          // ref_elementwise.cpp
+void rope(const Tensor& node);          // ref_rope.cpp
+void rope_shift(const Tensor& node);    // ref_rope.cpp
+void store_rows(const Tensor& node);    // ref_attention.cpp
+void attention(const Tensor& node);     // ref_attention.cpp
+void div(const Tensor& node);           // ref_elementwise.cpp
+void sigmoid(const Tensor& node);       // ref_elementwise.cpp
+void clamp(const Tensor& node);         // ref_elementwise.cpp
+void mul_mat_id(const Tensor& node);    // ref_matmul.cpp
+void sum_rows(const Tensor& node);      // ref_moe.cpp
+void top_k(const Tensor& node);         // ref_moe.cpp
+void weighted_sum(const Tensor& node);  // ref_moe.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 

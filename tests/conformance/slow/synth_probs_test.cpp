@@ -147,6 +147,11 @@ const ArchCase kArchCases[] = {
     {"starcoder2", "starcoder2", "", true},
     // 64 layers: Command R+'s per-head Q/K LayerNorms (a narrow FFN keeps it small).
     {"command_r_plus", "command-r", "--n-layer 64 --n-ff 256", false, false},
+    // Mixtures of experts (8 experts, 2 per token): routing, expert products, weighted sums.
+    {"qwen3moe", "qwen3moe", "", false},
+    {"mixtral", "llama", "--n-expert 8 --n-expert-used 2 --n-ff 128", false},
+    {"olmoe", "olmoe", "", false},
+    {"granitemoe", "granitemoe", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {

@@ -1,0 +1,69 @@
+// The routing and combining ops of mixture-of-experts layers: row sums, top-k selection and the
+// weighted sum of each token's expert outputs.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "backend/cpu/cpu_ops.h"
+
+namespace sinter::cpu {
+namespace {
+
+const float* row_of(const Tensor& t, int64_t r) {
+  return reinterpret_cast<const float*>(t.row(r % t.ne[1], (r / t.ne[1]) % t.ne[2], r / (t.ne[1] * t.ne[2])));
+}
+
+}  // namespace
+
+// dst [1, rows] = Σ of each row, in order, in double (then rounded once).
+void run_sum_rows(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  auto* out = static_cast<float*>(dst.data);
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const float* x = row_of(a, r);
+    double sum = 0.0;
+    for (int64_t i = 0; i < a.ne[0]; ++i) sum += x[i];
+    out[r] = static_cast<float>(sum);
+  }
+}
+
+// dst I32 [k, rows]: each row's k largest columns, largest first, the lower column first among
+// equal values; NaN counts as the smallest value.
+void run_top_k(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const int64_t n = a.ne[0], k = dst.ne[0];
+  auto* columns = reinterpret_cast<int32_t*>(ctx.scratch.floats.data());
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const float* x = row_of(a, r);
+    auto value = [x](int32_t i) { return std::isnan(x[i]) ? -INFINITY : x[i]; };
+    std::iota(columns, columns + n, 0);
+    std::partial_sort(columns, columns + k, columns + n, [&](int32_t i, int32_t j) {
+      const float vi = value(i), vj = value(j);
+      return vi > vj || (vi == vj && i < j);
+    });
+    std::copy(columns, columns + k, static_cast<int32_t*>(dst.data) + r * k);
+  }
+}
+
+// dst [n, t] = Σ_j w[j, t] · a[:, j, t]: each product rounded to float, then added in order of j
+// (the expert outputs weighted, then summed one after the other).
+void run_weighted_sum(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const Tensor& w = *dst.src[1];
+  const int64_t n = a.ne[0], k = a.ne[1], tokens = a.ne[2];
+  for (int64_t t = ctx.thread.share_begin(tokens); t < ctx.thread.share_end(tokens); ++t) {
+    const auto* weights = reinterpret_cast<const float*>(w.row(t));
+    auto* out = reinterpret_cast<float*>(dst.row(t));
+    const auto* first = reinterpret_cast<const float*>(a.row(0, t));
+    for (int64_t i = 0; i < n; ++i) out[i] = first[i] * weights[0];
+    for (int64_t j = 1; j < k; ++j) {
+      const auto* x = reinterpret_cast<const float*>(a.row(j, t));
+      for (int64_t i = 0; i < n; ++i) {
+        const float product = x[i] * weights[j];
+        out[i] += product;
+      }
+    }
+  }
+}
+
+}  // namespace sinter::cpu

@@ -1,0 +1,56 @@
+// Mixture-of-experts routing and combination: row sums, top-k, weighted sums of expert outputs.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/reference/reference_ops.h"
+
+namespace sinter::reference_backend {
+
+// dst [1, rows]: each row's sum, in double, in order.
+void sum_rows(const Tensor& node) {
+  const Tensor& a = *node.src[0];
+  for_each_row(a.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < a.ne[0]; ++i) sum += f32_at(a, i, i1, i2, i3);
+    f32_at(node, 0, i1, i2, i3) = static_cast<float>(sum);
+  });
+}
+
+// dst I32 [k, rows]: the columns of each row's k largest values, largest first; equal values
+// in column order; NaN below everything. A stable sort of all columns by value, descending.
+void top_k(const Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const int64_t n = a.ne[0], k = node.ne[0];
+  int64_t r = 0;
+  for_each_row(a.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    std::vector<std::pair<float, int32_t>> values;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = f32_at(a, i, i1, i2, i3);
+      values.emplace_back(std::isnan(v) ? -INFINITY : v, static_cast<int32_t>(i));
+    }
+    std::stable_sort(values.begin(), values.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    auto* out = static_cast<int32_t*>(node.data) + r * k;
+    for (int64_t j = 0; j < k; ++j) out[j] = values[static_cast<size_t>(j)].second;
+    ++r;
+  });
+}
+
+// dst [n, t] = Σ_j w[j, t] · a[:, j, t]: each product rounded to float, added in order of j.
+void weighted_sum(const Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const Tensor& w = *node.src[1];
+  for (int64_t t = 0; t < a.ne[2]; ++t) {
+    for (int64_t i = 0; i < a.ne[0]; ++i) {
+      float sum = f32_at(a, i, 0, t) * f32_at(w, 0, t);
+      for (int64_t j = 1; j < a.ne[1]; ++j) {
+        const float product = f32_at(a, i, j, t) * f32_at(w, j, t);
+        sum += product;
+      }
+      f32_at(node, i, t) = sum;
+    }
+  }
+}
+
+}  // namespace sinter::reference_backend
