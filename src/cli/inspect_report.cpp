@@ -124,6 +124,8 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
       {"f32_bytes", d.stats.f32_bytes},
       {"f32_expansion_ratio", number_json(d.stats.f32_expansion_ratio)},
       {"n_params", d.stats.n_params},
+      {"active_params_per_token", d.per_token.parameters},
+      {"weight_bytes_per_token", d.per_token.bytes},
       {"memory",
        {{"n_ctx", d.memory.n_ctx},
         {"n_batch", d.memory.n_batch},
@@ -143,7 +145,12 @@ std::string diagnosis_text(const Diagnosis& d) {
   out << "  tokenizer      " << (d.tokenizer_model.empty() ? "(none)" : d.tokenizer_model) << "\n";
   out << "  shape          " << d.n_layer << " blocks, embedding " << d.n_embd << ", vocabulary " << d.n_vocab
       << ", trained context " << d.n_ctx_train << "\n";
-  out << "  parameters     " << d.stats.n_params << "\n";
+  out << "  parameters     " << d.stats.n_params;
+  // Mixtures of experts read a part of their weights per token.
+  if (d.per_token.parameters != 0 && d.per_token.parameters * 100 < d.stats.n_params * 95)
+    out << " (" << d.per_token.parameters << " active per token)";
+  out << "\n";
+  if (d.per_token.bytes != 0) out << "  per token      " << mib(d.per_token.bytes) << " of weights read\n";
   out << "  payload        " << mib(d.stats.payload_bytes) << " (" << mib(d.stats.f32_bytes) << " as F32, x";
   char ratio[16];
   std::snprintf(ratio, sizeof ratio, "%.2f", d.stats.f32_expansion_ratio);

@@ -163,6 +163,22 @@ Tensor* Graph::softcap(Tensor* a, float cap) {
   return t;
 }
 
+Tensor* Graph::mul_mat_heads(Tensor* w, Tensor* x) {
+  require(
+      w->ne[0] == x->ne[0] && w->ne[2] == x->ne[1] && w->ne[3] == 1 && x->ne[3] == 1 && x->type == DType::F32,
+      "mul_mat_heads of w [n_in, n_out, H] and x [n_in, H, T]", w, x);
+  require_contiguous(w, "mul_mat_heads of a strided weight");
+  require_contiguous(x, "mul_mat_heads of a strided view (copy it first)");
+  return new_node(Op::kMulMatId, DType::F32, {w->ne[1], x->ne[1], x->ne[2], 1}, {w, x});
+}
+
+Tensor* Graph::concat(Tensor* a, Tensor* b) {
+  require(a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3] && a->type == b->type,
+          "concat of rows of the same count and type", a, b);
+  require(a->is_contiguous() && b->is_contiguous(), "concat of a strided view (copy it first)", a, b);
+  return new_node(Op::kConcat, a->type, {a->ne[0] + b->ne[0], a->ne[1], a->ne[2], a->ne[3]}, {a, b});
+}
+
 Tensor* Graph::sigmoid(Tensor* a) {
   require_contiguous(a, "sigmoid of a strided view (copy it first)");
   return new_node(Op::kSigmoid, DType::F32, a->ne, {a});

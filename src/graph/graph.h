@@ -84,6 +84,9 @@ class Graph {
   // Each token's chosen experts: experts [n_in, n_out, n_expert], x [n_in, 1 or k, n_tokens],
   // ids I32 [k, n_tokens] (each in [0, n_expert)) -> [n_out, k, n_tokens].
   Tensor* mul_mat_id(Tensor* experts, Tensor* x, Tensor* ids);
+  // Each plane its own matrix: w [n_in, n_out, H] · x [n_in, H, T] -> [n_out, H, T] (per-head
+  // projections: mul_mat_id whose column (h, t) uses matrix h).
+  Tensor* mul_mat_heads(Tensor* w, Tensor* x);
   Tensor* rms_norm(Tensor* x, float eps);
   Tensor* norm(Tensor* x, float eps);
   Tensor* add(Tensor* a, Tensor* b);
@@ -103,6 +106,8 @@ class Graph {
   Tensor* top_k(Tensor* a, int32_t k);
   // Σ_j w[j, t] · a[:, j, t]: a [n, k, t], w [k, t] -> [n, t].
   Tensor* weighted_sum(Tensor* a, Tensor* w);
+  // Rows joined: a [na, r1, r2, r3], b [nb, r1, r2, r3] -> [na + nb, r1, r2, r3].
+  Tensor* concat(Tensor* a, Tensor* b);
   Tensor* swiglu(Tensor* gate, Tensor* up);
   Tensor* geglu(Tensor* gate, Tensor* up);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);

@@ -30,6 +30,7 @@ const char* op_name(Op op) {
     case Op::kTopK: return "top_k";
     case Op::kMulMatId: return "mul_mat_id";
     case Op::kWeightedSum: return "weighted_sum";
+    case Op::kConcat: return "concat";
     case Op::kView: return "view";
   }
   return "?";

@@ -51,8 +51,10 @@ enum class Op : uint8_t {
                  // largest first (equal values: the lower column first); params: k
   kMulMatId,     // experts W [n_in, n_out, n_expert] (any type) · X F32 [n_in, 1 or k, n_tokens] by
                  // ids I32 [k, n_tokens] -> F32 [n_out, k, n_tokens]: column (j, t) is
-                 // W[:, :, ids[j, t]] · X[:, j (or 0), t] (the mixture-of-experts products)
+                 // W[:, :, ids[j, t]] · X[:, j (or 0), t] (the mixture-of-experts products); without
+                 // ids, column (j, t) uses matrix j (per-head matrices: W [n_in, n_out, H], X [n_in, H, T])
   kWeightedSum,  // a F32 [n, k, t], w F32 [k, t] -> [n, t]: Σ_j w[j, t] · a[:, j, t], j in order
+  kConcat,       // a [na, ...], b [nb, ...] (the same other dimensions) -> [na + nb, ...]: rows joined
   kView,         // no computation: another shape/stride over the source's bytes (stays last)
 };
 

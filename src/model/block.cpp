@@ -10,6 +10,12 @@ Tensor* norm_if(ForwardContext& fx, Tensor* x, const NormWeights& w, const Block
 
 Tensor* scaled(ForwardContext& fx, Tensor* x, float s) { return s != 1.0f ? fx.graph.scale(x, s) : x; }
 
+// The block's attention: the architecture's own where it has one.
+Tensor* attend(ForwardContext& fx, Tensor* x, const BlockWeights& w, const AttentionOptions& attention,
+               const BlockOptions& o, int layer) {
+  return o.attention ? o.attention(fx, x, attention, layer) : fx.build_attn(x, w.attn, attention, layer);
+}
+
 // The block's feed-forward branch: its experts where it has them, else its dense FFN.
 Tensor* ffn_branch(ForwardContext& fx, Tensor* x, const BlockWeights& w, const BlockOptions& o, int layer) {
   return w.moe.present() ? build_moe_ffn(fx, x, w.moe, o.moe, layer)
@@ -25,12 +31,12 @@ Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const 
   Tensor* cur = norm_if(fx, x, w.attn_norm, o, "attn_norm", il);
   if (o.parallel) {
     Tensor* normed = cur;
-    Tensor* attended = fx.build_attn(normed, w.attn, attention, il);
+    Tensor* attended = attend(fx, normed, w, attention, o, il);
     fx.filter_last_layer(il, n_layer, {&attended, &normed, &residual});
     Tensor* ffn = ffn_branch(fx, normed, w, o, il);
     return ForwardContext::name(g.add(g.add(ffn, residual), attended), "l_out", il);
   }
-  cur = fx.build_attn(cur, w.attn, attention, il);
+  cur = attend(fx, cur, w, attention, o, il);
   cur = scaled(fx, norm_if(fx, cur, w.attn_post_norm, o, "attn_post_norm", il), o.residual_scale);
   fx.filter_last_layer(il, n_layer, {&cur, &residual});
   Tensor* ffn_input = ForwardContext::name(g.add(cur, residual), "ffn_inp", il);

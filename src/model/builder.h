@@ -112,6 +112,10 @@ class ForwardContext {
                         int layer);
   // Projections, rotary embedding, cache write, attention over the cache, output projection.
   Tensor* build_attn(Tensor* x, const AttentionWeights& w, const AttentionOptions& options, int layer);
+  // The cache write and attention alone: q [head_dim, n_head, T] and k [head_dim, n_head_kv, T]
+  // (rotated), v [head_dim_v · n_head_kv, T] -> [head_dim_v · n_head, T] (options.scale: 0 for
+  // 1/√head_dim).
+  Tensor* build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, const AttentionOptions& options, int layer);
   // Logits [n_vocab, rows] of the final hidden states: x·W, times `scale` (when not 1), then
   // soft-capped (when softcap > 0).
   Tensor* build_logits(Tensor* x, Tensor* output, Tensor* bias = nullptr, float scale = 1.0f,

@@ -79,6 +79,7 @@ void place_weights(Diagnosis& d, const Model& model, const Backend& primary) {
     }
     d.weights.push_back(std::move(placement));
   }
+  d.per_token = token_reads(model, *uses);
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ struct Diagnosis {
   std::vector<WeightIssue> schema_issues;
   std::string backend;                   // the primary backend asked
   std::vector<WeightPlacement> weights;  // each weight: its consumer, backend and path
+  TokenReads per_token;                  // active parameters and weight bytes one token reads
   std::string tokenizer_model;
   int32_t n_layer = 0;
   int32_t n_vocab = 0;

@@ -1,5 +1,6 @@
 #include "runtime/weight_use.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "backend/op_table.h"
@@ -25,11 +26,30 @@ Result<WeightUses> weight_uses(const Model& model) {
   graph.finalize();
   for (const Tensor* node : graph.nodes()) {
     for (const Tensor* source : node->src) {
-      if (source != nullptr && source->role == TensorRole::kPersistent)
-        uses.try_emplace(source, WeightUse{node->op, op_key_type(*node)});
+      if (source == nullptr || source->role != TensorRole::kPersistent) continue;
+      WeightUse& use = uses.try_emplace(source, WeightUse{node->op, op_key_type(*node)}).first->second;
+      double share = 1.0;  // element-wise ops and products read all of it
+      if (source == node->src[0] && node->op == Op::kGetRows)
+        share = static_cast<double>(node->ne[1]) / static_cast<double>(source->ne[1]);
+      if (source == node->src[0] && node->op == Op::kMulMatId)
+        share = static_cast<double>(node->ne[1]) / static_cast<double>(source->ne[2]);
+      use.share_per_token = std::max(use.share_per_token, share);
     }
   }
   return uses;
+}
+
+TokenReads token_reads(const Model& model, const WeightUses& uses) {
+  TokenReads reads;
+  for (const Tensor& weight : model.weights()) {
+    const auto use = uses.find(&weight);
+    if (use == uses.end()) continue;
+    reads.parameters +=
+        static_cast<uint64_t>(static_cast<double>(weight.elements()) * use->second.share_per_token + 0.5);
+    reads.bytes +=
+        static_cast<uint64_t>(static_cast<double>(weight.bytes()) * use->second.share_per_token + 0.5);
+  }
+  return reads;
 }
 
 }  // namespace sinter

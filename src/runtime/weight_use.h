@@ -14,6 +14,9 @@ namespace sinter {
 struct WeightUse {
   Op op = Op::kLeaf;
   DType key = DType::F32;  // op_key_type of the consuming node
+  // The share of the weight's bytes one token's pass reads: all of a matrix, k of n_expert
+  // experts, one row of an embedding table (the largest share where several ops read it).
+  double share_per_token = 0.0;
 };
 
 // Where a weight goes (or went, at load) and how its consumer runs on it.
@@ -28,6 +31,12 @@ struct WeightPlacement {
 
 // Keys are the model's weight tensors.
 using WeightUses = std::unordered_map<const Tensor*, WeightUse>;
+// What one generated token reads of a model's weights.
+struct TokenReads {
+  uint64_t parameters = 0;  // active parameters
+  uint64_t bytes = 0;
+};
+TokenReads token_reads(const Model& model, const WeightUses& uses);
 
 // Found in a one-token forward pass (no memory is allocated); weights the pass never reads are
 // absent.

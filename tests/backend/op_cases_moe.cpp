@@ -81,6 +81,28 @@ std::vector<OpCase> mixture_of_experts_cases() {
                      Tensor* w = in.random("w", DType::F32, {d[1], d[2], 1, 1}, 1.0f);
                      return in.graph().weighted_sum(a, w);
                    }});
+  // Per-head matrices (DeepSeek's absorbed MLA projections): mul_mat_id without ids, {n_in,
+  // n_out, heads, tokens}.
+  cases.push_back({"mul_mat_heads",
+                   Op::kMulMatId,
+                   every_type(),
+                   {{96, 33, 4, 3}, {33, 7, 2, 5}, {768, 17, 3, 2}},
+                   kFloatFunctions,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     Tensor* w = in.experts(type, d[0], d[1], d[2]);
+                     return in.graph().mul_mat_heads(w, in.random("x", DType::F32, {d[0], d[2], d[3], 1}));
+                   }});
+  // {na, nb, rows, planes}: rows of a then b.
+  cases.push_back({"concat",
+                   Op::kConcat,
+                   float_inputs(),
+                   {{1, 1, 1, 1}, {7, 33, 3, 2}, {64, 512, 5, 1}},
+                   kExactOps,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     Tensor* a = in.random("a", type, {d[0], d[2], d[3], 1});
+                     Tensor* b = in.random("b", type, {d[1], d[2], d[3], 1});
+                     return in.graph().concat(a, b);
+                   }});
   return cases;
 }
 

@@ -76,6 +76,7 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kGeGlu, run_gated},      {Op::kRope, run_rope},     {Op::kSoftmax, run_softmax},
       {Op::kSigmoid, run_unary},    {Op::kClamp, run_unary},   {Op::kDiv, run_binary},
       {Op::kSumRows, run_sum_rows}, {Op::kTopK, run_top_k},    {Op::kWeightedSum, run_weighted_sum},
+      {Op::kConcat, run_concat},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   return table;

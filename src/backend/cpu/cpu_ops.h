@@ -63,6 +63,7 @@ void run_attention(const Tensor& dst, const OpContext& ctx);
 void run_sum_rows(const Tensor& dst, const OpContext& ctx);
 void run_top_k(const Tensor& dst, const OpContext& ctx);
 void run_weighted_sum(const Tensor& dst, const OpContext& ctx);
+void run_concat(const Tensor& dst, const OpContext& ctx);
 // Expert products (op_mul_mat_id.cpp): experts repacked on first use (expert_store.h).
 void run_mul_mat_id(const Tensor& dst, const OpContext& ctx);
 size_t mul_mat_id_shared_bytes(const Tensor& dst);

@@ -2,6 +2,7 @@
 // weighted sum of each token's expert outputs.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "backend/cpu/cpu_ops.h"
@@ -63,6 +64,19 @@ void run_weighted_sum(const Tensor& dst, const OpContext& ctx) {
         out[i] += product;
       }
     }
+  }
+}
+
+// dst [na + nb, rows] = each row of a, then the same row of b (any types of a fixed size).
+void run_concat(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& a = *dst.src[0];
+  const Tensor& b = *dst.src[1];
+  const size_t a_bytes = a.row_bytes(), b_bytes = b.row_bytes();
+  for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
+    const int64_t i1 = r % a.ne[1], i2 = (r / a.ne[1]) % a.ne[2], i3 = r / (a.ne[1] * a.ne[2]);
+    uint8_t* out = dst.row(i1, i2, i3);
+    std::memcpy(out, a.row(i1, i2, i3), a_bytes);
+    std::memcpy(out + a_bytes, b.row(i1, i2, i3), b_bytes);
   }
 }
 

@@ -67,19 +67,24 @@ const float* x_column(const Tensor& x, int64_t j, int64_t t) {
 
 // Step 1 on thread 0: columns sorted by expert (in column order within an expert), the active
 // experts, and their groups as one index space.
-void sort_columns(const Tensor& ids, const IdLayout& l, int64_t groups_per_expert, uint8_t* shared) {
+// The matrix of column c (j + k·t): ids[c], or j without ids (per-head matrices).
+int32_t expert_of(const int32_t* ids, int64_t c, int64_t k) {
+  return ids != nullptr ? ids[c] : static_cast<int32_t>(c % k);
+}
+
+void sort_columns(const Tensor* ids, const IdLayout& l, int64_t groups_per_expert, uint8_t* shared) {
   auto* counts = part<int32_t>(shared, l.counts);
   auto* order = part<int32_t>(shared, l.order);
   auto* group_start = part<int64_t>(shared, l.group_start);
   auto* active = part<int32_t>(shared, l.active);
-  const auto* id = static_cast<const int32_t*>(ids.data);
+  const auto* id = ids != nullptr ? static_cast<const int32_t*>(ids->data) : nullptr;
   std::fill(counts, counts + l.n_expert + 1, 0);
-  for (int64_t c = 0; c < l.columns; ++c) ++counts[id[c] + 1];  // ids are validated by the router
+  for (int64_t c = 0; c < l.columns; ++c) ++counts[expert_of(id, c, l.k) + 1];  // ids come from top_k
   for (int64_t e = 0; e < l.n_expert; ++e) counts[e + 1] += counts[e];
   // A second pass places each column after the ones of its expert placed before it.
   int32_t* next = part<int32_t>(shared, l.active);  // borrowed until the active list is written
   std::copy(counts, counts + l.n_expert, next);
-  for (int64_t c = 0; c < l.columns; ++c) order[next[id[c]]++] = static_cast<int32_t>(c);
+  for (int64_t c = 0; c < l.columns; ++c) order[next[expert_of(id, c, l.k)]++] = static_cast<int32_t>(c);
   int32_t n_active = 0;
   group_start[0] = 0;
   for (int64_t e = 0; e < l.n_expert; ++e) {
@@ -106,7 +111,7 @@ void run_packed_experts(const Tensor& dst, const ExpertMatrices& experts, const 
   const ColumnLayout layout = column_layout(format, first.n_in);
   const IdLayout l(dst, layout.bytes);
   uint8_t* shared = ctx.shared;
-  if (ctx.thread.index == 0) sort_columns(*dst.src[2], l, first.groups, shared);
+  if (ctx.thread.index == 0) sort_columns(dst.src[2], l, first.groups, shared);
   ctx.thread.barrier();
   const auto* counts = part<int32_t>(shared, l.counts);
   const auto* order = part<int32_t>(shared, l.order);
@@ -169,7 +174,7 @@ void run_packed_experts(const Tensor& dst, const ExpertMatrices& experts, const 
 void run_plain_experts(const Tensor& dst, const OpContext& ctx) {
   const Tensor& w = *dst.src[0];
   const Tensor& x = *dst.src[1];
-  const auto* ids = static_cast<const int32_t*>(dst.src[2]->data);
+  const auto* ids = dst.src[2] != nullptr ? static_cast<const int32_t*>(dst.src[2]->data) : nullptr;
   const int64_t n_in = w.ne[0], n_out = w.ne[1], k = dst.ne[1], columns = k * dst.ne[2];
   const DType act = vec_dot_activation_type(w.type);
   const VecDotFn dot = reference_vec_dot(w.type);
@@ -194,7 +199,7 @@ void run_plain_experts(const Tensor& dst, const OpContext& ctx) {
   float* row = ctx.scratch.floats.data();
   for (int64_t r = ctx.thread.share_begin(n_out); r < ctx.thread.share_end(n_out); ++r) {
     for (int64_t c = 0; c < columns; ++c) {
-      const uint8_t* weight_row = w.row(r, ids[c]);
+      const uint8_t* weight_row = w.row(r, expert_of(ids, c, k));
       float* out = reinterpret_cast<float*>(dst.row(c % k, c / k));
       if (reference) {
         out[r] = dot(n_in, weight_row, column(c));

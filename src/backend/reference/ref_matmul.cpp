@@ -111,12 +111,12 @@ void mul_mat(const Tensor& node) {
 void mul_mat_id(const Tensor& node) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
-  const Tensor& ids = *node.src[2];
+  const Tensor* ids = node.src[2];  // null: column (j, t) uses matrix j
   const int64_t n_in = w.ne[0], k = node.ne[1];
   std::vector<float> column(static_cast<size_t>(n_in));
   for (int64_t t = 0; t < node.ne[2]; ++t) {
     for (int64_t j = 0; j < k; ++j) {
-      const int32_t e = i32_at(ids, j + k * t);
+      const int32_t e = ids != nullptr ? i32_at(*ids, j + k * t) : static_cast<int32_t>(j);
       assert(e >= 0 && e < w.ne[2]);
       Tensor expert = w;  // the expert's matrix [n_in, n_out]
       expert.ne[2] = 1;

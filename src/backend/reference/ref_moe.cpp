@@ -53,4 +53,14 @@ void weighted_sum(const Tensor& node) {
   }
 }
 
+// dst [na + nb, ...]: each row of a, then the row of b (F32).
+void concat(const Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  for_each_row(a.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    for (int64_t i = 0; i < a.ne[0]; ++i) f32_at(node, i, i1, i2, i3) = f32_at(a, i, i1, i2, i3);
+    for (int64_t i = 0; i < b.ne[0]; ++i) f32_at(node, a.ne[0] + i, i1, i2, i3) = f32_at(b, i, i1, i2, i3);
+  });
+}
+
 }  // namespace sinter::reference_backend

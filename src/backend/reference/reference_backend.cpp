@@ -28,6 +28,7 @@ constexpr F32Op kF32Ops[] = {
     {Op::kGeGlu, geglu},      {Op::kRope, rope},       {Op::kSoftmax, softmax},
     {Op::kDiv, div},          {Op::kSigmoid, sigmoid}, {Op::kClamp, clamp},
     {Op::kSumRows, sum_rows}, {Op::kTopK, top_k},      {Op::kWeightedSum, weighted_sum},
+    {Op::kConcat, concat},
 };
 
 OpTable<RefKernel> build_table() {

@@ -42,6 +42,7 @@ void mul_mat_id(const Tensor& node);    // ref_matmul.cpp
 void sum_rows(const Tensor& node);      // ref_moe.cpp
 void top_k(const Tensor& node);         // ref_moe.cpp
 void weighted_sum(const Tensor& node);  // ref_moe.cpp
+void concat(const Tensor& node);        // ref_moe.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 
