@@ -217,7 +217,7 @@ TEST_P(HuggingFaceReference, MatchesHuggingFaceAndLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Packages, HuggingFaceReference,
                          ::testing::Values("gpt2", "llama2", "llama3", "llama3_1", "qwen2_5", "qwen3",
-                                           "gemma2", "gemma3", "deepseek_v3", "gpt4o", "mistral_nemo",
+                                           "gemma2", "gemma3", "deepseek_v3", "gpt4", "gpt4o", "mistral_nemo",
                                            "command_r_plus", "aya_expanse", "bert", "llama3_strip",
                                            "gemma3_as_gemma4"));
 
