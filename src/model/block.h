@@ -31,10 +31,10 @@ struct BlockOptions {
   FfnActivation activation = FfnActivation::kSiluGated;
   float residual_scale = 1.0f;  // each branch's output times this (Granite)
   bool parallel = false;        // attention and FFN both from attn_norm(x) (Command R)
-  MoeOptions moe;               // for blocks whose weights hold experts
+  MoeOptions moe = {};          // for blocks whose weights hold experts
   // An attention of the architecture's own (DeepSeek's latent attention) instead of
   // build_attn over the block's attention weights: x [n_embd, T] -> [n_embd, T].
-  std::function<Tensor*(ForwardContext& fx, Tensor* x, const AttentionOptions& layer, int il)> attention;
+  std::function<Tensor*(ForwardContext& fx, Tensor* x, const AttentionOptions& layer, int il)> attention = nullptr;
 };
 
 // The whole decoder: token embeddings, one block per layer, the final norm and the logits.
