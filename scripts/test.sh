@@ -30,5 +30,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_O
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit -LE slow --timeout 900
 
 echo "== fuzz targets (libFuzzer, clang)"
-scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-20}"
+scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-12}"
 echo "== all tests passed"
