@@ -214,6 +214,17 @@ Tensor* Graph::top_k(Tensor* a, int32_t k) {
   return t;
 }
 
+Tensor* Graph::top_k_grouped(Tensor* a, int32_t k, int32_t groups, int32_t groups_used) {
+  require(groups > 1 && a->ne[0] % groups == 0 && a->ne[0] / groups >= 2,
+          "top_k_grouped needs groups of at least two values that divide the row", a);
+  require(groups_used > 0 && groups_used <= groups && k <= int64_t{groups_used} * (a->ne[0] / groups),
+          "top_k_grouped needs 0 < groups_used <= groups and k within the used groups", a);
+  Tensor* t = top_k(a, k);
+  t->params[1] = groups;
+  t->params[2] = groups_used;
+  return t;
+}
+
 Tensor* Graph::weighted_sum(Tensor* a, Tensor* w) {
   require(w->ne[0] == a->ne[1] && w->ne[1] == a->ne[2] && w->ne[2] == 1 && a->ne[3] == 1 && w->ne[3] == 1 &&
               w->type == DType::F32,
@@ -232,6 +243,16 @@ Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
   require(same_shape(gate, up), "geglu shapes", gate, up);
   require(gate->is_contiguous() && up->is_contiguous(), "geglu of a strided view (copy it first)", gate, up);
   return new_node(Op::kGeGlu, DType::F32, gate->ne, {gate, up});
+}
+
+Tensor* Graph::swiglu_oai(Tensor* gate, Tensor* up, float alpha, float limit) {
+  require(same_shape(gate, up), "swiglu_oai shapes", gate, up);
+  require(gate->is_contiguous() && up->is_contiguous(), "swiglu_oai of a strided view (copy it first)", gate,
+          up);
+  Tensor* t = new_node(Op::kSwiGluOai, DType::F32, gate->ne, {gate, up});
+  t->set_param_float(0, alpha);
+  t->set_param_float(1, limit);
+  return t;
 }
 
 Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors) {
@@ -254,7 +275,8 @@ Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
   return t;
 }
 
-Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const AttentionParams& params) {
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const AttentionParams& params,
+                         Tensor* sinks) {
   const int64_t head_dim = q->ne[0];
   require(head_dim > 0 && k->ne[0] % head_dim == 0, "attention head size", q, k);
   require(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2], "attention cache sizes", k, v);
@@ -263,8 +285,12 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const A
   require(index->type == DType::I32 && index->rows() == 1 &&
               attention_index_capacity(q->ne[2], index->ne[0]) >= 0,
           "attention index", q, index);
-  Tensor* t =
-      new_node(Op::kAttention, DType::F32, {heads.head_dim_v * q->ne[1], q->ne[2], 1, 1}, {q, k, v, index});
+  if (sinks != nullptr) {
+    require(sinks->type == DType::F32 && sinks->elements() == q->ne[1] && sinks->is_contiguous(),
+            "attention sinks F32 [n_head]", q, sinks);
+  }
+  Tensor* t = new_node(Op::kAttention, DType::F32, {heads.head_dim_v * q->ne[1], q->ne[2], 1, 1},
+                       {q, k, v, index, sinks});
   t->set_param_float(0, params.scale);
   t->set_param_float(1, params.softcap);
   return t;

@@ -104,19 +104,27 @@ class Graph {
   Tensor* sum_rows(Tensor* a);
   // The columns of each row's k largest values, largest first: I32 [k, rows].
   Tensor* top_k(Tensor* a, int32_t k);
+  // The same within groups (DeepSeek-V3's routing): each row's n values form `groups` groups of
+  // n / groups; a group scores the sum of its two largest values; only the `groups_used`
+  // best-scoring groups' columns take part in the top k.
+  Tensor* top_k_grouped(Tensor* a, int32_t k, int32_t groups, int32_t groups_used);
   // Σ_j w[j, t] · a[:, j, t]: a [n, k, t], w [k, t] -> [n, t].
   Tensor* weighted_sum(Tensor* a, Tensor* w);
   // Rows joined: a [na, r1, r2, r3], b [nb, r1, r2, r3] -> [na + nb, r1, r2, r3].
   Tensor* concat(Tensor* a, Tensor* b);
   Tensor* swiglu(Tensor* gate, Tensor* up);
   Tensor* geglu(Tensor* gate, Tensor* up);
+  // gpt-oss's: min(gate, limit) · sigmoid(alpha · min(gate, limit)) · (clamp(up, ±limit) + 1).
+  Tensor* swiglu_oai(Tensor* gate, Tensor* up, float alpha, float limit);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);
   // Writes the columns of `rows` [n, k] into `cache` [n, cells] at `slots` I32 [k]. The result
   // stands for the cache after the write: use it (not the cache) as the attention's source.
   Tensor* store_rows(Tensor* cache, Tensor* rows, Tensor* slots);
   // `index`: the cells each token sees, I32 [attention_index_elements(n_tokens, capacity)].
+  // `sinks` (F32 [n_head], may be null): a logit per query head that joins each softmax's
+  // denominator without a value (gpt-oss).
   Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, Tensor* index,
-                    const AttentionParams& params);
+                    const AttentionParams& params, Tensor* sinks = nullptr);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);

@@ -31,6 +31,7 @@ const char* op_name(Op op) {
     case Op::kMulMatId: return "mul_mat_id";
     case Op::kWeightedSum: return "weighted_sum";
     case Op::kConcat: return "concat";
+    case Op::kSwiGluOai: return "swiglu_oai";
     case Op::kView: return "view";
   }
   return "?";

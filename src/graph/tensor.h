@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 4;
+constexpr int kMaxSources = 5;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -39,7 +39,9 @@ enum class Op : uint8_t {
   kRope,         // rotary embedding of x [head_dim, n_head, n_tokens] by positions I32 [n_tokens]
   kStoreRows,    // cache[:, slots[t]] = src[:, t] (converting to the cache type); returns cache
   kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V and the cells an index I32
-                 // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap
+                 // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap;
+                 // src[4] optional sinks F32 [n_head]: one more logit per head in the softmax's
+                 // denominator, with no value (gpt-oss's attention sinks)
   kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
   kSoftmax,      // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
   kCopy,         // contiguous copy of a (possibly strided) view, converting type
@@ -48,13 +50,16 @@ enum class Op : uint8_t {
   kDiv,          // a / b, b broadcast over a's rows, and over each row when its rows hold one value
   kSumRows,      // a [n, rows] -> [1, rows]: each row's sum
   kTopK,         // a F32 [n, rows] -> I32 [k, rows]: the columns of each row's k largest values,
-                 // largest first (equal values: the lower column first); params: k
+                 // largest first (equal values: the lower column first); params: k, and for
+                 // grouped selection groups, groups_used (Graph::top_k_grouped; 0: none)
   kMulMatId,     // experts W [n_in, n_out, n_expert] (any type) · X F32 [n_in, 1 or k, n_tokens] by
                  // ids I32 [k, n_tokens] -> F32 [n_out, k, n_tokens]: column (j, t) is
                  // W[:, :, ids[j, t]] · X[:, j (or 0), t] (the mixture-of-experts products); without
                  // ids, column (j, t) uses matrix j (per-head matrices: W [n_in, n_out, H], X [n_in, H, T])
   kWeightedSum,  // a F32 [n, k, t], w F32 [k, t] -> [n, t]: Σ_j w[j, t] · a[:, j, t], j in order
   kConcat,       // a [na, ...], b [nb, ...] (the same other dimensions) -> [na + nb, ...]: rows joined
+  kSwiGluOai,    // gpt-oss's clamped SwiGLU: g = min(a, limit), u = clamp(b, ±limit),
+                 // g · sigmoid(alpha · g) · (u + 1); params: alpha, limit
   kView,         // no computation: another shape/stride over the source's bytes (stays last)
 };
 

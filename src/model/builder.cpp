@@ -130,12 +130,12 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
     q = build_rope(q, o.rope, o.rope_freq_factors, "Qcur_rope", layer);
     k = build_rope(k, o.rope, o.rope_freq_factors, "Kcur_rope", layer);
   }
-  Tensor* attended = build_attn_over_cache(q, k, v, o, layer);
+  Tensor* attended = build_attn_over_cache(q, k, v, o, layer, w.sinks);
   return name(build_linear(w.output, attended, w.output_bias), "attn_out", layer);
 }
 
 Tensor* ForwardContext::build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, const AttentionOptions& o,
-                                              int layer) {
+                                              int layer, Tensor* sinks) {
   const int pool = cache.pool_of(o.kv_layer);
   Tensor* slots = kv_slots_input(pool);
   Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, slots), "k_cache_store", layer);
@@ -144,7 +144,7 @@ Tensor* ForwardContext::build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, c
   params.scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(o.head_dim));
   params.softcap = o.softcap;
   Tensor* index = attention_index_input(pool);
-  return name(graph.attention(q, k_cache, v_cache, index, params), "kqv_out", layer);
+  return name(graph.attention(q, k_cache, v_cache, index, params, sinks), "kqv_out", layer);
 }
 
 Tensor* ForwardContext::build_qk_norm(Tensor* x, Tensor* weight, Tensor* bias, NormKind kind, float eps,

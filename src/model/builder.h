@@ -57,6 +57,9 @@ struct AttentionWeights {
   Tensor* k_norm = nullptr;
   Tensor* q_norm_bias = nullptr;
   Tensor* k_norm_bias = nullptr;
+  // A logit per query head [n_head] that joins each softmax's denominator with no value
+  // (gpt-oss's attention sinks).
+  Tensor* sinks = nullptr;
 };
 
 struct AttentionOptions {
@@ -115,7 +118,8 @@ class ForwardContext {
   // The cache write and attention alone: q [head_dim, n_head, T] and k [head_dim, n_head_kv, T]
   // (rotated), v [head_dim_v · n_head_kv, T] -> [head_dim_v · n_head, T] (options.scale: 0 for
   // 1/√head_dim).
-  Tensor* build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, const AttentionOptions& options, int layer);
+  Tensor* build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, const AttentionOptions& options, int layer,
+                                Tensor* sinks = nullptr);
   // Logits [n_vocab, rows] of the final hidden states: x·W, times `scale` (when not 1), then
   // soft-capped (when softcap > 0).
   Tensor* build_logits(Tensor* x, Tensor* output, Tensor* bias = nullptr, float scale = 1.0f,

@@ -46,6 +46,15 @@ MoeWeights bind_moe(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_exp, i
   return w;
 }
 
+void bind_moe_biases(WeightBinder& b, int il, MoeWeights& w, int64_t n_embd, int64_t n_ff_exp,
+                     int64_t n_expert) {
+  const auto name = [il](const char* pattern) { return format_name(pattern, il); };
+  w.router_bias = b.require(name("blk.%d.ffn_gate_inp.bias"), {n_expert});
+  w.gate_bias = b.require(name("blk.%d.ffn_gate_exps.bias"), {n_ff_exp, n_expert});
+  w.up_bias = b.require(name("blk.%d.ffn_up_exps.bias"), {n_ff_exp, n_expert});
+  w.down_bias = b.require(name("blk.%d.ffn_down_exps.bias"), {n_embd, n_expert});
+}
+
 FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_shared) {
   const auto name = [il](const char* pattern) { return format_name(pattern, il); };
   FfnWeights w;
@@ -59,13 +68,15 @@ Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const 
   Graph& g = fx.graph;
   const auto name = [il](Tensor* t, const char* base) { return ForwardContext::name(t, base, il); };
   const int64_t n_embd = x->ne[0], tokens = x->ne[1], k = o.n_expert_used;
-  Tensor* logits = name(g.mul_mat(w.router, x), "ffn_moe_logits");  // [n_expert, T]
+  Tensor* logits = name(fx.build_linear(w.router, x, w.router_bias), "ffn_moe_logits");  // [n_expert, T]
   Tensor* probs = logits;
   if (o.gating == MoeGating::kSoftmax) probs = name(g.softmax(logits), "ffn_moe_probs");
   if (o.gating == MoeGating::kSigmoid) probs = name(g.sigmoid(logits), "ffn_moe_probs");
   Tensor* selection =
       w.selection_bias != nullptr ? name(g.add(probs, w.selection_bias), "ffn_moe_probs_biased") : probs;
-  Tensor* ids = name(g.top_k(selection, static_cast<int32_t>(k)), "ffn_moe_topk");  // I32 [k, T]
+  Tensor* ids = o.groups > 1 ? g.top_k_grouped(selection, static_cast<int32_t>(k), o.groups, o.groups_used)
+                             : g.top_k(selection, static_cast<int32_t>(k));
+  name(ids, "ffn_moe_topk");  // I32 [k, T]
   // The unbiased probabilities of the chosen experts: [1, n_expert, T] by ids [k, T] -> [1, k, T].
   Tensor* weights = g.get_rows(g.reshape(probs, {1, probs->ne[0], tokens, 1}), ids);
   weights = name(g.reshape(weights, {k, tokens, 1, 1}), "ffn_moe_weights");
@@ -77,13 +88,26 @@ Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const 
   }
   if (o.scale != 1.0f) weights = name(g.scale(weights, o.scale), "ffn_moe_weights_scaled");
 
+  // Each chosen expert's bias column added to its product: the bias [n, n_expert] looked up by
+  // all k·T ids at once.
+  Tensor* all_ids = g.reshape(ids, {k * tokens, 1, 1, 1});
+  const auto biased = [&](Tensor* product, Tensor* bias, const char* base) {
+    if (bias == nullptr) return product;
+    Tensor* columns = g.reshape(g.get_rows(bias, all_ids), product->ne);
+    return name(g.add(product, columns), base);
+  };
   Tensor* rows = g.reshape(x, {n_embd, 1, tokens, 1});
   Tensor* up = name(g.mul_mat_id(w.up, rows, ids), "ffn_moe_up");  // [n_ff_exp, k, T]
+  up = biased(up, w.up_bias, "ffn_moe_up_biased");
   Tensor* gate = name(g.mul_mat_id(w.gate, rows, ids), "ffn_moe_gate");
-  Tensor* act = o.activation == FfnActivation::kGeluGated ? g.geglu(gate, up) : g.swiglu(gate, up);
+  gate = biased(gate, w.gate_bias, "ffn_moe_gate_biased");
+  Tensor* act = o.swiglu_limit > 0.0f ? g.swiglu_oai(gate, up, o.swiglu_alpha, o.swiglu_limit)
+                : o.activation == FfnActivation::kGeluGated ? g.geglu(gate, up)
+                                                            : g.swiglu(gate, up);
   name(act, "ffn_moe_act");
   Tensor* experts = name(g.mul_mat_id(w.down, act, ids), "ffn_moe_down");  // [n_embd, k, T]
-  Tensor* out = name(g.weighted_sum(experts, weights), "ffn_moe_out");     // [n_embd, T]
+  experts = biased(experts, w.down_bias, "ffn_moe_down_biased");
+  Tensor* out = name(g.weighted_sum(experts, weights), "ffn_moe_out");  // [n_embd, T]
   if (w.shared.down != nullptr) {
     Tensor* shared = name(fx.build_ffn(x, w.shared, FfnActivation::kSiluGated, il), "ffn_shexp");
     out = name(g.add(out, shared), "ffn_moe_shared_out");

@@ -4,9 +4,10 @@
 // families: softmax, sigmoid (DeepSeek-V3) or softmax-over-the-chosen (gpt-oss) gating; a
 // selection bias (DeepSeek-V3); renormalized and scaled weights.
 //
-//   logits [n_expert, T] = router · x        probs = gating(logits)
+//   logits [n_expert, T] = router · x (+ b)  probs = gating(logits)
 //   ids [k, T] = top_k(probs + bias)          weights [k, T] = probs at ids (then normalized, scaled)
 //   out [n_embd, T] = Σ_j weights[j] · down_e(act(gate_e x) · up_e x), e = ids[j]  (+ shared(x))
+//   (each expert product plus that expert's bias column where the model has biases)
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,11 @@ struct MoeWeights {
   Tensor* down = nullptr;            // ffn_down_exps [n_ff_exp, n_embd, n_expert]
   Tensor* selection_bias = nullptr;  // exp_probs_b [n_expert]: added for the choice only
   FfnWeights shared;                 // shared experts (*_shexp); absent when shared.down is null
+  // Biases (gpt-oss): the router's [n_expert], and each expert's [n_out, n_expert].
+  Tensor* router_bias = nullptr;
+  Tensor* gate_bias = nullptr;
+  Tensor* up_bias = nullptr;
+  Tensor* down_bias = nullptr;
   bool present() const { return router != nullptr; }
 };
 
@@ -40,7 +46,14 @@ struct MoeOptions {
   MoeGating gating = MoeGating::kSoftmax;
   bool normalize = false;  // the chosen weights divided by their sum
   float scale = 1.0f;      // then multiplied by this (DeepSeek's routed scaling factor)
+  // DeepSeek-V3's grouped selection: experts in `groups` groups, only the `groups_used` best
+  // (by the sum of each group's two best scores) compete for the top k; groups ≤ 1: none.
+  int32_t groups = 0;
+  int32_t groups_used = 0;
   FfnActivation activation = FfnActivation::kSiluGated;
+  // gpt-oss's clamped SwiGLU (Graph::swiglu_oai) instead of `activation` when limit > 0.
+  float swiglu_limit = 0.0f;
+  float swiglu_alpha = 1.0f;
 };
 
 // The keys every MoE architecture reads, with llama.cpp's defaults.
@@ -57,6 +70,9 @@ struct MoeHParams {
 
 // ffn_gate_inp and ffn_{gate,up,down}_exps of layer `il`.
 MoeWeights bind_moe(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_exp, int64_t n_expert);
+// The biases of layer `il`'s router and experts (gpt-oss): ffn_{gate_inp,gate_exps,up_exps,down_exps}.bias.
+void bind_moe_biases(WeightBinder& b, int il, MoeWeights& w, int64_t n_embd, int64_t n_ff_exp,
+                     int64_t n_expert);
 // The shared experts of layer `il`: ffn_{gate,up,down}_shexp [n_embd, n_ff_shared].
 FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_shared);
 

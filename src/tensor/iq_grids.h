@@ -39,4 +39,11 @@ constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
 // E8M0 exponent is halved to compensate.
 constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
+// The scale that goes with kMxfp4Values for exponent byte e: 2^(e - 128) as a float, exact for
+// every e (e = 0 and 1 give subnormals).
+inline float mxfp4_half_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+
 }  // namespace sinter::iq

@@ -14,12 +14,6 @@
 namespace sinter::reference {
 namespace {
 
-// 2^(e - 128) as a float, exact for every e (e = 0 and 1 give subnormals).
-float half_e8m0(uint8_t e) {
-  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
-  return std::bit_cast<float>(bits);
-}
-
 uint8_t nearest_e2m1(float value, float scale) {
   uint8_t best = 0;
   float best_error = std::fabs(value);
@@ -38,7 +32,7 @@ uint8_t nearest_e2m1(float value, float scale) {
 void dequantize_row_mxfp4(const void* blocks, float* out, int64_t count) {
   const auto* block = static_cast<const BlockMXFP4*>(blocks);
   for (int64_t b = 0; b < count / kQK; ++b, out += kQK) {
-    const float scale = half_e8m0(block[b].e);
+    const float scale = iq::mxfp4_half_scale(block[b].e);
     for (int j = 0; j < kQK / 2; ++j) {
       out[j] = static_cast<float>(iq::kMxfp4Values[block[b].qs[j] & 0x0f]) * scale;
       out[j + kQK / 2] = static_cast<float>(iq::kMxfp4Values[block[b].qs[j] >> 4]) * scale;
@@ -61,7 +55,7 @@ void quantize_row_mxfp4(const float* values, void* blocks, int64_t count) {
     }
     float best_error = INFINITY;
     for (int candidate = exponent; candidate <= exponent + 1; ++candidate) {
-      const float scale = half_e8m0(static_cast<uint8_t>(candidate));
+      const float scale = iq::mxfp4_half_scale(static_cast<uint8_t>(candidate));
       uint8_t qs[kQK / 2];
       float error = 0.0f;
       for (int j = 0; j < kQK / 2; ++j) {

@@ -48,6 +48,7 @@ VecDotFn reference_vec_dot(DType weight) {
     case DType::Q5_1: return reference::vec_dot_q5_1_q8_1;
     case DType::Q8_0: return reference::vec_dot_q8_0_q8_0;
     case DType::IQ4_NL: return reference::vec_dot_iq4_nl_q8_0;
+    case DType::MXFP4: return reference::vec_dot_mxfp4_q8_0;
     case DType::Q2_K: return reference::vec_dot_q2_k_q8_k;
     case DType::Q3_K: return reference::vec_dot_q3_k_q8_k;
     case DType::Q4_K: return reference::vec_dot_q4_k_q8_k;

@@ -65,6 +65,7 @@ float vec_dot_q5_0_q8_0(int64_t n, const void* w, const void* x);
 float vec_dot_q5_1_q8_1(int64_t n, const void* w, const void* x);
 float vec_dot_q8_0_q8_0(int64_t n, const void* w, const void* x);
 float vec_dot_iq4_nl_q8_0(int64_t n, const void* w, const void* x);
+float vec_dot_mxfp4_q8_0(int64_t n, const void* w, const void* x);
 
 float vec_dot_q2_k_q8_k(int64_t n, const void* w, const void* x);
 float vec_dot_q3_k_q8_k(int64_t n, const void* w, const void* x);

@@ -97,6 +97,22 @@ float vec_dot_iq4_nl_q8_0(int64_t n, const void* w, const void* x) {
   });
 }
 
+// The scale is 2^(e - 128) (kMxfp4Values are the E2M1 values doubled), not an F16.
+float vec_dot_mxfp4_q8_0(int64_t n, const void* w, const void* x) {
+  const auto* wb = static_cast<const BlockMXFP4*>(w);
+  const auto* xb = static_cast<const BlockQ8_0*>(x);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int levels[kQK];
+    nibble_levels(wb[b].qs, nullptr, levels);
+    int sum = 0;
+    for (int j = 0; j < kQK; ++j) sum += iq::kMxfp4Values[levels[j]] * xb[b].qs[j];
+    const float d = iq::mxfp4_half_scale(wb[b].e) * f16_to_f32(xb[b].d);
+    acc = std::fma(static_cast<float>(sum), d, acc);
+  }
+  return acc;
+}
+
 float vec_dot_q4_1_q8_1(int64_t n, const void* w, const void* x) {
   return offset_dot<BlockQ4_1>(n, w, x, [](const BlockQ4_1& block, const int8_t* xq) {
     int levels[kQK];

@@ -80,9 +80,9 @@ std::vector<float> run_op(Tensor weight, bool prepare, int threads, const std::v
   return result;
 }
 
-constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,
-                            DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL, DType::Q4_K,
-                            DType::Q5_K, DType::Q6_K, DType::Q2_K, DType::Q3_K,   DType::IQ4_XS};
+constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16,   DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                            DType::Q5_1, DType::Q8_0, DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                            DType::Q2_K, DType::Q3_K, DType::IQ4_XS, DType::MXFP4};
 
 TEST(KernelsMatMul, RepackedAndFileRowsGiveTheSameBits) {
   auto backend = create_backend("cpu", BackendOptions{1});

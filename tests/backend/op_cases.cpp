@@ -193,6 +193,10 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
                               [](Graph& g, Tensor* a, Tensor* b) { return g.swiglu(a, b); }));
   cases.push_back(binary_case("geglu", Op::kGeGlu, true, true, kFloatFunctions,
                               [](Graph& g, Tensor* a, Tensor* b) { return g.geglu(a, b); }));
+  // Limit 2 inside the inputs' range (±3 here): both clamps are taken.
+  cases.push_back(
+      binary_case("swiglu_oai", Op::kSwiGluOai, true, true, kFloatFunctions,
+                  [](Graph& g, Tensor* a, Tensor* b) { return g.swiglu_oai(a, b, 1.702f, 2.0f); }));
 
   cases.push_back(softmax_case("softmax", false, false));
   cases.push_back(softmax_case("softmax_masked", true, false));

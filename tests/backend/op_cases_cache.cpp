@@ -139,14 +139,15 @@ AttentionLayout attention_layout(int64_t n_tokens) {
 }
 
 // Attention over caches of `type` after the batch's K and V are stored: a plane per KV head
-// (`planes`) or all heads in a cell's row; softcap 0 (off) or on.
-OpCase attention_case(const char* name, bool planes, float softcap) {
+// (`planes`) or all heads in a cell's row; softcap 0 (off) or on; with or without a sink logit
+// per query head (from well below to well above the scores, so that it matters).
+OpCase attention_case(const char* name, bool planes, float softcap, bool sinks = false) {
   return {name,
           Op::kAttention,
           {DType::F32, DType::F16, DType::BF16, DType::Q8_0},
           kAttentionShapes,
           kFloatRounding,
-          [planes, softcap](CaseInputs& in, DType type, const Dims& d) {
+          [planes, softcap, sinks](CaseInputs& in, DType type, const Dims& d) {
             const int64_t head_dim = d[0], n_head = d[1], n_head_kv = d[2], n_tokens = d[3],
                           head_dim_v = d[4];
             const AttentionLayout layout = attention_layout(n_tokens);
@@ -165,8 +166,9 @@ OpCase attention_case(const char* name, bool planes, float softcap) {
             AttentionParams params;
             params.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
             params.softcap = softcap;
+            Tensor* sink = sinks ? in.random("sinks", DType::F32, {n_head, 1, 1, 1}, 4.0f) : nullptr;
             return g.attention(q, g.store_rows(k_cache, k, slots), g.store_rows(v_cache, v, slots), index,
-                               params);
+                               params, sink);
           }};
 }
 
@@ -198,6 +200,8 @@ std::vector<OpCase> cache_and_position_cases() {
   cases.push_back(attention_case("attention_head_planes_softcap", true, 1.5f));
   cases.push_back(attention_case("attention_cell_rows", false, 0.0f));
   cases.push_back(attention_case("attention_cell_rows_softcap", false, 1.5f));
+  cases.push_back(attention_case("attention_head_planes_sinks", true, 0.0f, true));
+  cases.push_back(attention_case("attention_cell_rows_sinks", false, 0.0f, true));
   return cases;
 }
 

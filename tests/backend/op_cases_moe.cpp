@@ -53,6 +53,20 @@ std::vector<OpCase> mixture_of_experts_cases() {
                      Tensor* ids = g.top_k(x, static_cast<int32_t>(d[2]));
                      return g.get_rows(g.reshape(x, {1, d[0], d[1], 1}), ids);
                    }});
+  // Grouped selection: {n, rows, k, groups, groups_used}: groups of 2 and of 8, a k that needs
+  // every used group, one group used.
+  cases.push_back({"top_k_grouped",
+                   Op::kTopK,
+                   float_inputs(),
+                   {{16, 5, 4, 8, 3}, {64, 3, 6, 8, 2}, {12, 4, 4, 3, 1}},
+                   kExactOps,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     Graph& g = in.graph();
+                     Tensor* x = in.random("x", type, {d[0], d[1], 1, 1}, 4.0f);
+                     Tensor* ids = g.top_k_grouped(x, static_cast<int32_t>(d[2]), static_cast<int32_t>(d[3]),
+                                                   static_cast<int32_t>(d[4]));
+                     return g.get_rows(g.reshape(x, {1, d[0], d[1], 1}), ids);
+                   }});
   // get_rows per batch: table [n, rows, B] by ids [k, B] (an F32 intermediate, as the router's).
   cases.push_back({"get_rows_batched",
                    Op::kGetRows,

@@ -1,7 +1,10 @@
 // The routing of a mixture-of-experts model on random weights is not degenerate: different tokens
 // go to different experts, so the conformance tests against llama.cpp exercise many experts and
-// not one pair. A test-only architecture wraps Qwen 3 MoE's forward pass and keeps each layer's
-// chosen experts (the ffn_moe_topk nodes) as outputs of the graph.
+// not one pair. Test-only architectures wrap an MoE architecture's forward pass and keep each
+// layer's chosen experts (the ffn_moe_topk nodes) as outputs of the graph: Qwen 3 MoE (softmax
+// routing), gpt-oss (a biased router, softmax over the chosen) and DeepSeek-V3 (sigmoid routing
+// with a selection bias, grouped selection).
+#include <algorithm>
 #include <set>
 
 #include "backend/buffer.h"
@@ -12,9 +15,9 @@
 namespace sinter {
 namespace {
 
-class RoutedQwen3Moe final : public Model {
+class RoutedModel final : public Model {
  public:
-  explicit RoutedQwen3Moe(std::unique_ptr<Model> inner) : inner_(std::move(inner)) {
+  explicit RoutedModel(std::unique_ptr<Model> inner) : inner_(std::move(inner)) {
     shape_ = inner_->shape();
     hparams_ = inner_->hparams();
   }
@@ -30,30 +33,45 @@ class RoutedQwen3Moe final : public Model {
     }
     return logits;
   }
-  static inline std::vector<Tensor*> chosen;  // per layer, of the last graph built
+  static inline std::vector<Tensor*> chosen;  // per MoE layer, of the last graph built
 
  private:
   std::unique_ptr<Model> inner_;
 };
 
-const ArchitectureRegistration kRouted{Architecture{
-    "test_qwen3moe_routes",
-    [](const Metadata& metadata, WeightBinder& binder) -> Result<std::unique_ptr<Model>> {
-      SINTER_ASSIGN(std::unique_ptr<Model> inner, find_architecture("qwen3moe")->create(metadata, binder));
-      return std::unique_ptr<Model>(std::make_unique<RoutedQwen3Moe>(std::move(inner)));
-    },
-    [](const SynthDims& dims, Metadata& out) -> Status {
-      SINTER_TRY(find_architecture("qwen3moe")->write_synth_hparams(dims, out));
-      out.set("general.architecture", GgufValue::of_string("test_qwen3moe_routes"));
-      return ok_status();
-    },
-    {{"small", {256, 2, 8, 4, 768, 1024, 1024, 8, 2, 128}}},  // qwen3moe's, as the conformance test's
-}};
+// "test_routes_<inner>": `inner`'s model and synthetic keys, with the chosen experts as outputs.
+Architecture routed(const std::string& inner, const SynthDims& dims) {
+  const std::string name = "test_routes_" + inner;
+  return Architecture{
+      name,
+      [inner](const Metadata& metadata, WeightBinder& binder) -> Result<std::unique_ptr<Model>> {
+        SINTER_ASSIGN(std::unique_ptr<Model> model, find_architecture(inner)->create(metadata, binder));
+        return std::unique_ptr<Model>(std::make_unique<RoutedModel>(std::move(model)));
+      },
+      // The inner architecture's keys (its model reads them under its own name).
+      [inner, name](const SynthDims& d, Metadata& out) -> Status {
+        SINTER_TRY(find_architecture(inner)->write_synth_hparams(d, out));
+        out.set("general.architecture", GgufValue::of_string(name));
+        return ok_status();
+      },
+      {{"small", dims}},
+  };
+}
 
-TEST(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
-  const std::string file = testing::scratch_dir() + "/../test_qwen3moe_routes.gguf";
+// The conformance tests' shapes: 8 experts, 2 per token.
+const ArchitectureRegistration kRoutedQwen3Moe{
+    routed("qwen3moe", {256, 2, 8, 4, 768, 1024, 1024, 8, 2, 128})};
+const ArchitectureRegistration kRoutedGptOss{routed("gpt-oss", {256, 2, 8, 4, 128, 1024, 1024, 8, 2, 128})};
+const ArchitectureRegistration kRoutedDeepSeek2{
+    routed("deepseek2", {256, 3, 8, 1, 512, 1024, 1024, 8, 2, 128})};
+
+class MoeRouting : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
+  const std::string architecture = std::string("test_routes_") + GetParam();
+  const std::string file = testing::scratch_dir() + "/../" + architecture + ".gguf";
   SynthOptions synth;
-  synth.architecture = "test_qwen3moe_routes";
+  synth.architecture = architecture;
   synth.preset = "small";
   synth.seed = 11;
   ASSERT_TRUE(synthesize(synth, file));
@@ -69,9 +87,9 @@ TEST(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
   for (int i = 0; i < kTokens; ++i)
     batch.push_back({static_cast<TokenId>(3 + (i * 37 + 11) % 1000), static_cast<Position>(i), 0, true});
   ASSERT_TRUE((*context)->decode(batch));
-  ASSERT_EQ(RoutedQwen3Moe::chosen.size(), 2u);
-  for (size_t il = 0; il < RoutedQwen3Moe::chosen.size(); ++il) {
-    const Tensor& ids = *RoutedQwen3Moe::chosen[il];
+  ASSERT_EQ(RoutedModel::chosen.size(), 2u);  // DeepSeek's first layer is dense
+  for (size_t il = 0; il < RoutedModel::chosen.size(); ++il) {
+    const Tensor& ids = *RoutedModel::chosen[il];
     ASSERT_EQ(ids.ne[0], kUsed);
     ASSERT_EQ(ids.ne[1], kTokens);
     std::vector<int32_t> values(static_cast<size_t>(kUsed * kTokens));
@@ -95,6 +113,13 @@ TEST(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
     EXPECT_GE(pairs.size(), 10u) << "layer " << il;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Architectures, MoeRouting, ::testing::Values("qwen3moe", "gpt-oss", "deepseek2"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace sinter

@@ -40,7 +40,10 @@ struct AttentionGroupArgs {
   int64_t query_stride = 0, out_stride = 0;  // floats
   const int32_t* cell_counts = nullptr;
   float scale = 1.0f;
-  float softcap = 0.0f;      // 0: off
+  float softcap = 0.0f;  // 0: off
+  // Optional [heads] logits of the call's query heads that join each softmax's denominator with
+  // no value (attention sinks); the same for every token of the call.
+  const float* sinks = nullptr;
   float* out = nullptr;      // [heads][head_dim_v], of the first token
   float* scratch = nullptr;  // attention_scratch_floats(tokens · heads, ...) floats
 };

@@ -124,8 +124,10 @@ void attend_group_loop(const AttentionGroupArgs& a) {
   for (int32_t i = 0; i < a.tokens; ++i) {
     longest = std::max(longest, cells_of(i));
     for (int32_t h = 0; h < a.heads; ++h) {
-      max_score[i * a.heads + h] = -INFINITY;
-      total[i * a.heads + h] = 0.0f;
+      // A sink starts the softmax as a cell of score `sink` and no value: weight 1 at maximum
+      // `sink`, rescaled like the rest as larger scores come.
+      max_score[i * a.heads + h] = a.sinks != nullptr ? a.sinks[h] : -INFINITY;
+      total[i * a.heads + h] = a.sinks != nullptr ? 1.0f : 0.0f;
       std::memset(out_of(i, h), 0, static_cast<size_t>(a.head_dim_v) * sizeof(float));
     }
   }

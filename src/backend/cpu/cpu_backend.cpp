@@ -70,13 +70,16 @@ OpTable<CpuKernel> make_op_table() {
     table.add(Op::kRopeShift, cache, ExecutionPath::kDirect, run_rope_shift);
   }
   const std::pair<Op, CpuKernel> float_ops[] = {
-      {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},     {Op::kAdd, run_binary},
-      {Op::kMul, run_binary},       {Op::kScale, run_unary},   {Op::kSilu, run_unary},
-      {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary}, {Op::kSwiGlu, run_gated},
-      {Op::kGeGlu, run_gated},      {Op::kRope, run_rope},     {Op::kSoftmax, run_softmax},
-      {Op::kSigmoid, run_unary},    {Op::kClamp, run_unary},   {Op::kDiv, run_binary},
-      {Op::kSumRows, run_sum_rows}, {Op::kTopK, run_top_k},    {Op::kWeightedSum, run_weighted_sum},
-      {Op::kConcat, run_concat},
+      {Op::kRmsNorm, run_rms_norm}, {Op::kNorm, run_norm},
+      {Op::kAdd, run_binary},       {Op::kMul, run_binary},
+      {Op::kScale, run_unary},      {Op::kSilu, run_unary},
+      {Op::kGelu, run_unary},       {Op::kSoftcap, run_unary},
+      {Op::kSwiGlu, run_gated},     {Op::kGeGlu, run_gated},
+      {Op::kRope, run_rope},        {Op::kSoftmax, run_softmax},
+      {Op::kSigmoid, run_unary},    {Op::kClamp, run_unary},
+      {Op::kDiv, run_binary},       {Op::kSumRows, run_sum_rows},
+      {Op::kTopK, run_top_k},       {Op::kWeightedSum, run_weighted_sum},
+      {Op::kConcat, run_concat},    {Op::kSwiGluOai, run_swiglu_oai},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   return table;

@@ -53,6 +53,7 @@ void run_norm(const Tensor& dst, const OpContext& ctx);
 void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul, div
 void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap, sigmoid, clamp
 void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu
+void run_swiglu_oai(const Tensor& dst, const OpContext& ctx);
 void run_copy(const Tensor& dst, const OpContext& ctx);
 void run_softmax(const Tensor& dst, const OpContext& ctx);
 void run_rope(const Tensor& dst, const OpContext& ctx);

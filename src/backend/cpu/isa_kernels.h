@@ -11,7 +11,7 @@
 #define SINTER_ISA_GEMMS(X)                                                             \
   X(F32, gemm_f32) X(F16, gemm_f16) X(BF16, gemm_bf16)                                  \
   X(Q4_0, gemm_q4_0) X(Q4_1, gemm_q4_1) X(Q5_0, gemm_q5_0) X(Q5_1, gemm_q5_1)           \
-  X(Q8_0, gemm_q8_0) X(IQ4_NL, gemm_iq4_nl)                                             \
+  X(Q8_0, gemm_q8_0) X(IQ4_NL, gemm_iq4_nl) X(MXFP4, gemm_mxfp4)                        \
   X(Q4_K, gemm_q4_k) X(Q5_K, gemm_q5_k) X(Q6_K, gemm_q6_k) X(Q2_K, gemm_q2_k)           \
   X(Q3_K, gemm_q3_k) X(IQ4_XS, gemm_iq4_xs)
 // clang-format on

@@ -44,7 +44,8 @@ ActivationFormat activation_format(DType weight) {
     case DType::Q4_0: return {format, 32, -8};
     case DType::Q5_0: return {format, 32, -16};
     case DType::Q8_0:
-    case DType::IQ4_NL: return {format, 32, -128};  // weights stored as unsigned q + 128
+    case DType::IQ4_NL:
+    case DType::MXFP4: return {format, 32, -128};  // weights stored as unsigned q + 128
     case DType::Q4_1:
     case DType::Q5_1: return {format, 0, 0};  // Q8_1's s instead of sums
     case DType::Q2_K: return {format, 16, 1};

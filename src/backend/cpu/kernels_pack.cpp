@@ -3,9 +3,11 @@
 // load gives 4 bytes of each row (docs/KERNELS.md has every layout).
 #include "backend/cpu/kernels_pack.h"
 
+#include <bit>
 #include <cstring>
 
 #include "tensor/blocks.h"
+#include "tensor/iq_grids.h"
 
 namespace sinter::cpu {
 namespace {
@@ -46,6 +48,23 @@ constexpr RecordFormat kQ4_0{288,
                                get_lane(rec, 2, r, d, 0);
                                get_slices(rec, 4, r, d + 2, 32);
                              }};
+// MXFP4: scale[16] (F32: 2^(e - 128), the scale of the doubled E2M1 table, whose exponents F16
+// cannot all hold) | qs slices[4]
+constexpr RecordFormat kMXFP4{
+    320,
+    [](const uint8_t* s, int r, uint8_t* rec) {
+      const float scale = iq::mxfp4_half_scale(s[0]);
+      put_lane(&scale, 4, r, rec, 0);
+      put_slices(s + 1, 4, r, rec, 64);
+    },
+    [](const uint8_t* rec, int r, uint8_t* d) {
+      float scale;
+      get_lane(rec, 4, r, &scale, 0);
+      // The exponent back from the power of two (subnormals for e < 2).
+      const auto bits = std::bit_cast<uint32_t>(scale);
+      d[0] = static_cast<uint8_t>(bits >= 0x00800000u ? (bits >> 23) + 1 : bits == 0x00400000u ? 1 : 0);
+      get_slices(rec, 4, r, d + 1, 64);
+    }};
 // Q8_0: d[16] | q slices[8], each byte q + 128 (so that it is an unsigned operand)
 constexpr RecordFormat kQ8_0{544,
                              [](const uint8_t* s, int r, uint8_t* rec) {
@@ -332,6 +351,7 @@ const RecordFormat* record_format(DType type) {
     case DType::Q4_0:
     case DType::IQ4_NL: return &kQ4_0;
     case DType::Q8_0: return &kQ8_0;
+    case DType::MXFP4: return &kMXFP4;
     case DType::Q4_1: return &kQ4_1;
     case DType::Q5_0: return &kQ5_0;
     case DType::Q5_1: return &kQ5_1;

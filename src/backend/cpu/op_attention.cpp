@@ -65,6 +65,7 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const int64_t head_dim_v = heads.head_dim_v;
   const int64_t group = n_head / n_head_kv;
   const AttendGroupFn attend = attend_group_kernel();
+  const float* sinks = dst.src[4] != nullptr ? dst.src[4]->data_as<const float>() : nullptr;  // [n_head]
 
   // A kernel call handles at most kMaxQuerySlots (token, head) pairs (its per-slot state lives in
   // the scratch).
@@ -107,6 +108,7 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
         const int64_t h = g * group + first;  // the group's heads are adjacent
         args.queries = reinterpret_cast<const float*>(q.row(h, t));
         args.out = reinterpret_cast<float*>(dst.row(t)) + h * head_dim_v;
+        args.sinks = sinks != nullptr ? sinks + h : nullptr;
         attend(args);
       }
     }

@@ -136,6 +136,24 @@ void run_gated(const Tensor& dst, const OpContext& ctx) {
   });
 }
 
+// gpt-oss's clamped SwiGLU (graph.h): a scalar loop; the expert FFN's products dominate.
+void run_swiglu_oai(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& gate = *dst.src[0];
+  const Tensor& up = *dst.src[1];
+  const float alpha = dst.param_float(0);
+  const float limit = dst.param_float(1);
+  for_thread_elements(ctx.thread, gate.rows(), gate.ne[0], [&](int64_t r, int64_t begin, int64_t end) {
+    const float* g = row_f32(gate, r);
+    const float* u = row_f32(up, r);
+    float* out = row_f32_mutable(dst, r);
+    for (int64_t i = begin; i < end; ++i) {
+      const float x = std::min(g[i], limit);
+      const float y = std::min(std::max(u[i], -limit), limit);
+      out[i] = x / (1.0f + std::exp(-alpha * x)) * (y + 1.0f);
+    }
+  });
+}
+
 void run_softmax(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const Tensor* mask = dst.src[1];

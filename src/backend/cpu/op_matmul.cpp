@@ -276,7 +276,9 @@ size_t scratch_floats(const Tensor& node) {
   switch (node.op) {
     case Op::kMatMul:
     case Op::kMulMatId: return 3 * static_cast<size_t>(node.src[0]->ne[0]);  // weight row, quantized column
-    case Op::kTopK: return static_cast<size_t>(node.src[0]->ne[0]);          // the row's column indices
+    case Op::kTopK:  // the row's column indices; grouped: its kept values, group order and scores
+      return static_cast<size_t>(node.params[1] > 1 ? 2 * node.src[0]->ne[0] + 2 * node.params[1]
+                                                    : node.src[0]->ne[0]);
     case Op::kGetRows:
       return static_cast<size_t>(node.src[0]->ne[0]);  // one unpacked row (≤ 4 bytes a value)
     case Op::kAttention: {

@@ -14,6 +14,36 @@ const float* row_of(const Tensor& t, int64_t r) {
   return reinterpret_cast<const float*>(t.row(r % t.ne[1], (r / t.ne[1]) % t.ne[2], r / (t.ne[1] * t.ne[2])));
 }
 
+// Grouped selection (Graph::top_k_grouped): x's n values in `groups` groups; a group scores the
+// sum of its two largest values (NaN as −inf); `out` gets x where the group is among the
+// `used` best (ties: the lower group), −inf elsewhere. `order`, `scores`: [groups] of working space.
+void keep_best_groups(const float* x, int64_t n, int32_t groups, int32_t used, float* out, int32_t* order,
+                      float* scores) {
+  const int64_t size = n / groups;
+  for (int32_t g = 0; g < groups; ++g) {
+    float first = -INFINITY, second = -INFINITY;
+    for (int64_t i = g * size; i < (g + 1) * size; ++i) {
+      const float v = std::isnan(x[i]) ? -INFINITY : x[i];
+      if (v > first) {
+        second = first;
+        first = v;
+      } else if (v > second) {
+        second = v;
+      }
+    }
+    scores[g] = first + second;
+  }
+  std::iota(order, order + groups, 0);
+  std::partial_sort(order, order + used, order + groups, [scores](int32_t a, int32_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+  });
+  std::fill(out, out + n, -INFINITY);
+  for (int32_t j = 0; j < used; ++j) {
+    const int64_t first = int64_t{order[j]} * size;
+    std::copy(x + first, x + first + size, out + first);
+  }
+}
+
 }  // namespace
 
 // dst [1, rows] = Σ of each row, in order, in double (then rounded once).
@@ -29,13 +59,23 @@ void run_sum_rows(const Tensor& dst, const OpContext& ctx) {
 }
 
 // dst I32 [k, rows]: each row's k largest columns, largest first, the lower column first among
-// equal values; NaN counts as the smallest value.
+// equal values; NaN counts as the smallest value. Grouped: among the best groups' columns.
 void run_top_k(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const int64_t n = a.ne[0], k = dst.ne[0];
+  const int32_t groups = dst.params[1], groups_used = dst.params[2];
+  // Scratch (op_matmul.cpp sizes it): columns [n], then for grouped selection the kept values
+  // [n], the group order [groups] and scores [groups].
   auto* columns = reinterpret_cast<int32_t*>(ctx.scratch.floats.data());
+  float* kept = ctx.scratch.floats.data() + n;
+  auto* group_order = reinterpret_cast<int32_t*>(kept + n);
+  float* group_scores = kept + n + groups;
   for (int64_t r = ctx.thread.share_begin(a.rows()); r < ctx.thread.share_end(a.rows()); ++r) {
     const float* x = row_of(a, r);
+    if (groups > 1) {
+      keep_best_groups(x, n, groups, groups_used, kept, group_order, group_scores);
+      x = kept;
+    }
     auto value = [x](int32_t i) { return std::isnan(x[i]) ? -INFINITY : x[i]; };
     std::iota(columns, columns + n, 0);
     std::partial_sort(columns, columns + k, columns + n, [&](int32_t i, int32_t j) {

@@ -81,7 +81,8 @@ void widen_head_rows(const Tensor& cache, int64_t dim, int64_t per_row, int64_t 
 // planes] (attention_cache_heads); index I32 (graph.h): begin[t] at t, end[t] at n_tokens + t,
 // the cells from 2·n_tokens on. Query head h reads KV head h / (n_head / n_head_kv). Scores are
 // scale · (q · k), soft-capped to softcap · tanh(s / softcap) when softcap is not 0. A token that
-// sees no cell gets zeros. params: scale, softcap.
+// sees no cell gets zeros. params: scale, softcap. src[4], when present, holds a sink logit per
+// query head: a score with no value in each softmax's denominator.
 void attention(const Tensor& node) {
   const Tensor& q = *node.src[0];
   const Tensor& k = *node.src[1];
@@ -95,6 +96,7 @@ void attention(const Tensor& node) {
   const double softcap = node.param_float(1);
   const auto hd = static_cast<size_t>(head_dim), hd_v = static_cast<size_t>(head_dim_v);
 
+  const Tensor* sinks = node.src[4];  // optional F32 [n_head]
   const ListedCells listed = listed_cells(index, n_tokens, k.ne[1]);
   std::vector<float> keys, values;  // one KV head's rows of the listed cells, widened
   std::vector<double> query(hd), scores, sum(hd_v);
@@ -108,7 +110,9 @@ void attention(const Tensor& node) {
         for (size_t i = 0; i < hd; ++i) query[i] = f32_at(q, static_cast<int64_t>(i), h, t);
         // Scores of the visible cells, in the index's order, and their maximum.
         scores.assign(static_cast<size_t>(count), 0.0);
-        double max_score = -INFINITY;
+        // A sink is one more score, with no value.
+        const double sink = sinks != nullptr ? static_cast<double>(f32_at(*sinks, h, 0)) : -INFINITY;
+        double max_score = sink;
         for (int32_t j = 0; j < count; ++j) {
           const size_t row = static_cast<size_t>(
               listed.number[static_cast<size_t>(i32_at(index, 2 * n_tokens + begin + j))]);
@@ -123,6 +127,7 @@ void attention(const Tensor& node) {
         std::fill(sum.begin(), sum.end(), 0.0);
         double total = 0.0;
         if (max_score != -INFINITY) {
+          if (sinks != nullptr) total += std::exp(sink - max_score);
           for (int32_t j = 0; j < count; ++j) {
             const size_t row = static_cast<size_t>(
                 listed.number[static_cast<size_t>(i32_at(index, 2 * n_tokens + begin + j))]);

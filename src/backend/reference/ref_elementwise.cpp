@@ -1,5 +1,6 @@
 // Element-wise ops on F32 (add, mul, scale, the activations and the gated products), and copy,
 // which makes a contiguous tensor of any writable type from a view of any readable one.
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <vector>
@@ -98,6 +99,17 @@ void softcap(const Tensor& node) {
 // dst = silu(gate) · up (same shapes).
 void swiglu(const Tensor& node) {
   map_binary(node, [](float gate, float up) { return static_cast<float>(silu_of(gate) * up); });
+}
+
+// dst = g · sigmoid(alpha · g) · (u + 1), g = min(gate, limit), u = clamp(up, ±limit); params:
+// alpha, limit (gpt-oss).
+void swiglu_oai(const Tensor& node) {
+  const double alpha = node.param_float(0), limit = node.param_float(1);
+  map_binary(node, [alpha, limit](float gate, float up) {
+    const double g = std::min(static_cast<double>(gate), limit);
+    const double u = std::clamp(static_cast<double>(up), -limit, limit);
+    return static_cast<float>(g / (1.0 + std::exp(-alpha * g)) * (u + 1.0));
+  });
 }
 
 // dst = gelu(gate) · up (same shapes).

@@ -22,13 +22,16 @@ struct F32Op {
   RefKernel kernel;
 };
 constexpr F32Op kF32Ops[] = {
-    {Op::kRmsNorm, rms_norm}, {Op::kNorm, norm},       {Op::kAdd, add},
-    {Op::kMul, mul},          {Op::kScale, scale},     {Op::kSilu, silu},
-    {Op::kGelu, gelu},        {Op::kSoftcap, softcap}, {Op::kSwiGlu, swiglu},
-    {Op::kGeGlu, geglu},      {Op::kRope, rope},       {Op::kSoftmax, softmax},
-    {Op::kDiv, div},          {Op::kSigmoid, sigmoid}, {Op::kClamp, clamp},
-    {Op::kSumRows, sum_rows}, {Op::kTopK, top_k},      {Op::kWeightedSum, weighted_sum},
-    {Op::kConcat, concat},
+    {Op::kRmsNorm, rms_norm}, {Op::kNorm, norm},
+    {Op::kAdd, add},          {Op::kMul, mul},
+    {Op::kScale, scale},      {Op::kSilu, silu},
+    {Op::kGelu, gelu},        {Op::kSoftcap, softcap},
+    {Op::kSwiGlu, swiglu},    {Op::kGeGlu, geglu},
+    {Op::kRope, rope},        {Op::kSoftmax, softmax},
+    {Op::kDiv, div},          {Op::kSigmoid, sigmoid},
+    {Op::kClamp, clamp},      {Op::kSumRows, sum_rows},
+    {Op::kTopK, top_k},       {Op::kWeightedSum, weighted_sum},
+    {Op::kConcat, concat},    {Op::kSwiGluOai, swiglu_oai},
 };
 
 OpTable<RefKernel> build_table() {

@@ -30,6 +30,7 @@ void gelu(const Tensor& node);          // ref_elementwise.cpp
 void softcap(const Tensor& node);       // ref_elementwise.cpp
 void swiglu(const Tensor& node);        // ref_elementwise.cpp
 void geglu(const Tensor& node);         // ref_elementwise.cpp
+void swiglu_oai(const Tensor& node);    // ref_elementwise.cpp
 void copy(const Tensor& node);          // ref_elementwise.cpp
 void rope(const Tensor& node);          // ref_rope.cpp
 void rope_shift(const Tensor& node);    // ref_rope.cpp

@@ -26,6 +26,7 @@ struct DeepSeek2HParams : DecoderHParams {
   uint32_t gating = 0;  // 0: not set (softmax, as V2 files)
   float yarn_log_mul = 0.0f;
   uint32_t n_groups = 0;
+  uint32_t n_groups_used = 0;
 
   void declare(HParams& p, uint32_t vocab) {
     DecoderHParams::declare(p, vocab);
@@ -41,8 +42,13 @@ struct DeepSeek2HParams : DecoderHParams {
     p.optional("{arch}.expert_gating_func", gating, 0u);
     p.optional("{arch}.rope.scaling.yarn_log_multiplier", yarn_log_mul, 0.0f);
     p.optional("{arch}.expert_group_count", n_groups, 0u);
+    p.optional("{arch}.expert_group_used_count", n_groups_used, n_groups);
     if (!p.status()) return;
-    if (n_groups > 1) p.fail("grouped expert selection (expert_group_count > 1) is not supported yet");
+    if (n_groups > 1 &&
+        (moe.n_expert % n_groups != 0 || moe.n_expert / n_groups < 2 || n_groups_used == 0 ||
+         n_groups_used > n_groups || moe.n_expert_used > n_groups_used * (moe.n_expert / n_groups)))
+      p.fail(concat("expert_group_count ", n_groups, " and expert_group_used_count ", n_groups_used,
+                    " do not fit ", moe.n_expert, " experts with ", moe.n_expert_used, " used"));
     if (gating > 2) p.fail(concat("expert_gating_func ", gating, " is not supported (1 softmax, 2 sigmoid)"));
     if (head_k_mla <= rope.n_rot) p.fail("key_length_mla must exceed the rope dimension count");
     if (head_dim != kv_lora + rope.n_rot || head_dim_v != kv_lora || n_head_kv != 1)
@@ -59,6 +65,8 @@ struct DeepSeek2HParams : DecoderHParams {
   MoeOptions moe_options() const {
     MoeOptions o = moe.options(weights_norm);
     o.gating = gating == 2 ? MoeGating::kSigmoid : MoeGating::kSoftmax;
+    o.groups = static_cast<int32_t>(n_groups);
+    o.groups_used = static_cast<int32_t>(n_groups_used);
     return o;
   }
   uint32_t nope() const { return head_k_mla - rope.n_rot; }
@@ -180,6 +188,13 @@ const ArchitectureRegistration kDeepSeek2{Architecture{
             h.gating = 2;
             h.weights_norm = true;
             h.moe.weights_scale = 2.5f;
+            // V3's grouped selection: four groups, the best two compete (when the experts
+            // divide into groups that can hold the experts used).
+            if (h.moe.n_expert % 4 == 0 && h.moe.n_expert / 4 >= 2 &&
+                h.moe.n_expert_used <= h.moe.n_expert / 2) {
+              h.n_groups = 4;
+              h.n_groups_used = 2;
+            }
           });
     },
     {

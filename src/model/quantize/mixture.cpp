@@ -10,7 +10,7 @@ namespace {
 
 // file_type values are llama.cpp's enum llama_ftype (include/llama.h): LLAMA_FTYPE_MOSTLY_Q4_K_M
 // is 15, and so on. Bits per weight are the default type's; the mixtures add a few percent.
-constexpr std::array<Mixture, 19> kMixtures = {{
+constexpr std::array<Mixture, 20> kMixtures = {{
     {MixtureId::kF32, "F32", 0, DType::F32, "32 bits per weight, no quantization"},
     {MixtureId::kF16, "F16", 1, DType::F16, "16 bits per weight"},
     {MixtureId::kBF16, "BF16", 32, DType::BF16, "16 bits per weight, bfloat16"},
@@ -30,6 +30,8 @@ constexpr std::array<Mixture, 19> kMixtures = {{
     {MixtureId::kQ6_K, "Q6_K", 18, DType::Q6_K, "6.5625 bits per weight"},
     {MixtureId::kIQ4_NL, "IQ4_NL", 25, DType::IQ4_NL, "4.5 bits per weight, non-linear levels"},
     {MixtureId::kIQ4_XS, "IQ4_XS", 30, DType::IQ4_XS, "4.25 bits per weight, non-linear levels"},
+    {MixtureId::kMXFP4_MOE, "MXFP4_MOE", 38, DType::Q8_0,
+     "MXFP4 experts (4.25 bits per weight), Q8_0 elsewhere"},
 }};
 
 // mixture(id) indexes the table by id.

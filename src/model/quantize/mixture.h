@@ -35,6 +35,7 @@ enum class MixtureId : uint32_t {
   kQ6_K,
   kIQ4_NL,
   kIQ4_XS,
+  kMXFP4_MOE,  // gpt-oss's: expert tensors MXFP4, every other quantized tensor Q8_0
 };
 
 struct Mixture {

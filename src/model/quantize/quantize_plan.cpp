@@ -173,6 +173,9 @@ Result<QuantizePlan> plan_quantization(const GgufFile& file, const QuantizeOptio
     }
     if (options.pure || !dtype_traits(m.default_type).is_quantized) {
       t.chosen_type = m.default_type;
+    } else if (options.mixture == MixtureId::kMXFP4_MOE) {
+      // As llama.cpp: a tensor of experts (a third dimension) MXFP4, the output and the rest Q8_0.
+      t.chosen_type = info.shape.size() > 2 && info.shape[2] > 1 ? DType::MXFP4 : DType::Q8_0;
     } else {
       RolePosition position;
       if (t.role == WeightRole::kAttentionV) {

@@ -1,4 +1,5 @@
-// AVX2 products of the 32-value block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with Q8_0/Q8_1
+// AVX2 products of the 32-value block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4)
+// with Q8_0/Q8_1
 // activation columns, on 16-row packed groups read as two halves of 8 rows (docs/KERNELS.md).
 //
 // Per block and row half: 8 registers of levels (register i: values 4i..4i+3 of each row);
@@ -144,6 +145,30 @@ struct IQ4_NLKernel {
   static __m256i isum(const __m256i* w, const int8_t* xq, int32_t) { return dot_signed(w, xq); }
 };
 
+// MXFP4: the doubled E2M1 values (−12..12) by table; the scales are F32 (kernels_pack.cpp).
+struct MXFP4Kernel {
+  static constexpr size_t kRecord = 320;
+  static constexpr bool kMinimum = false;
+  static constexpr bool kF32Scales = true;
+  static void levels(const uint8_t* rec, int half, __m256i* w) {
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+    nibble_levels(rec + 64, half, w);
+    for (int i = 0; i < 8; ++i) w[i] = _mm256_shuffle_epi8(table, w[i]);
+  }
+  static __m256i isum(const __m256i* w, const int8_t* xq, int32_t) { return dot_signed(w, xq); }
+};
+
+// The 8 rows' block scales of a record half: F16, or F32 where the kernel says so.
+template <class Kernel>
+__m256 block_scales(const uint8_t* rec, int half) {
+  if constexpr (requires { Kernel::kF32Scales; }) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(rec) + 8 * half);
+  } else {
+    return load_f16x8(rec + 16 * half);
+  }
+}
+
 // One 32-value block of a level kernel, in the form block_gemm runs.
 template <class Kernel>
 struct Block32 {
@@ -153,7 +178,7 @@ struct Block32 {
   static constexpr size_t kPrefetchAhead = kPrefetchDistance;
   template <int N>
   static void add(const uint8_t* rec, int half, int64_t b, const Column* x, __m256* acc) {
-    const __m256 dw = load_f16x8(rec + 16 * half);
+    const __m256 dw = block_scales<Kernel>(rec, half);
     // The block's term of column c's chain: acc += float(isum)·(d_w·d_x).
     const auto add_block = [&](int c, __m256i isum) {
       acc[c] =
@@ -187,5 +212,6 @@ SINTER_DEFINE_ISA_GEMM(gemm_q5_0, block_gemm<Block32<Q5_0Kernel>>)
 SINTER_DEFINE_ISA_GEMM(gemm_q5_1, block_gemm<Block32<Q5_1Kernel>>)
 SINTER_DEFINE_ISA_GEMM(gemm_q8_0, block_gemm<Block32<Q8_0Kernel>>)
 SINTER_DEFINE_ISA_GEMM(gemm_iq4_nl, block_gemm<Block32<IQ4_NLKernel>>)
+SINTER_DEFINE_ISA_GEMM(gemm_mxfp4, block_gemm<Block32<MXFP4Kernel>>)
 
 }  // namespace sinter::cpu::avx2

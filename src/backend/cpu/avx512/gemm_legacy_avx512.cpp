@@ -1,4 +1,4 @@
-// AVX-512 VNNI products of the 32-value block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with
+// AVX-512 VNNI products of the 32-value block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) with
 // Q8_0/Q8_1 activation columns, on 16-row packed groups (docs/KERNELS.md).
 //
 // Per block, each row's 32 levels are 8 registers of unsigned bytes (4 per row lane); VPDPBUSD
@@ -40,6 +40,34 @@ struct IQ4_NLDecoder {
     }
   }
 };
+
+// MXFP4: the doubled E2M1 values + 128 as unsigned bytes (the column's sums hold −128·Σx); the
+// scales are F32 (kernels_pack.cpp).
+struct MXFP4Decoder {
+  static constexpr size_t kRecord = 320;
+  static constexpr bool kMinimum = false;
+  static constexpr bool kF32Scales = true;
+  static void levels(const uint8_t* rec, __m512i* w) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(-128, -127, -126, -125, -124, -122, -120, -116,
+                                                               -128, 127, 126, 125, 124, 122, 120, 116));
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    for (int t = 0; t < 4; ++t) {
+      const __m512i v = _mm512_loadu_si512(rec + 64 + 64 * t);
+      w[t] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low));
+      w[4 + t] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+    }
+  }
+};
+
+// The 16 rows' block scales of a record: F16, or F32 where the decoder says so.
+template <class Decoder>
+__m512 block_scales(const uint8_t* rec) {
+  if constexpr (requires { Decoder::kF32Scales; }) {
+    return _mm512_loadu_ps(rec);
+  } else {
+    return load_f16x16(rec);
+  }
+}
 
 struct Q8_0Decoder {
   static constexpr size_t kRecord = 544;
@@ -128,7 +156,7 @@ void tile(const uint8_t* group, int64_t blocks, const uint8_t* columns, const Co
     prefetch_lines<_MM_HINT_T1>(rec + kRecordPrefetchDistance + kL2PrefetchDistance, Decoder::kRecord);
     __m512i w[8];
     Decoder::levels(rec, w);
-    const __m512 dw = load_f16x16(rec);
+    const __m512 dw = block_scales<Decoder>(rec);
     for (int c = 0; c < N; ++c) {
       const Column x(col_base[c], layout);
       const int8_t* xq = x.q + 32 * b;
@@ -171,5 +199,6 @@ SINTER_DEFINE_ISA_GEMM(gemm_q5_0, gemm<Q5_0Decoder>)
 SINTER_DEFINE_ISA_GEMM(gemm_q5_1, gemm<Q5_1Decoder>)
 SINTER_DEFINE_ISA_GEMM(gemm_q8_0, gemm<Q8_0Decoder>)
 SINTER_DEFINE_ISA_GEMM(gemm_iq4_nl, gemm<IQ4_NLDecoder>)
+SINTER_DEFINE_ISA_GEMM(gemm_mxfp4, gemm<MXFP4Decoder>)
 
 }  // namespace sinter::cpu::avx512
