@@ -5,21 +5,33 @@
 // routing), gpt-oss (a biased router, softmax over the chosen) and DeepSeek-V3 (sigmoid routing
 // with a selection bias, grouped selection).
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <set>
 
 #include "backend/buffer.h"
 #include "model/registry.h"
 #include "runtime/context.h"
 #include "runtime/runtime_test_support.h"
+#include "runtime/weight_use.h"
 
 namespace sinter {
 namespace {
+
+// A weight read by ids: a lookup (get_rows) or an expert product (mul_mat_id), with the tensor
+// holding the ids (kept as an output of the graph).
+struct IndexedRead {
+  const Tensor* weight;
+  Op op;
+  const Tensor* ids;
+};
 
 class RoutedModel final : public Model {
  public:
   explicit RoutedModel(std::unique_ptr<Model> inner) : inner_(std::move(inner)) {
     shape_ = inner_->shape();
     hparams_ = inner_->hparams();
+    current = this;
   }
   Tensor* build_forward(ForwardContext& fx) const override {
     Tensor* logits = inner_->build_forward(fx);
@@ -31,11 +43,46 @@ class RoutedModel final : public Model {
         chosen.push_back(ids);
       }
     }
+    record_weight_reads(fx.graph, logits);
     return logits;
   }
   static inline std::vector<Tensor*> chosen;  // per MoE layer, of the last graph built
+  // Of the last graph built: the weights read whole (products) and those read by ids.
+  static inline std::set<const Tensor*> read_whole;
+  static inline std::vector<IndexedRead> read_by_ids;
+  static inline const Model* current = nullptr;  // the last one made (it owns the weights)
 
  private:
+  // Walks the graph from the logits; keeps the ids of every indexed read as graph outputs (a
+  // view's source, so that its bytes survive the pass).
+  void record_weight_reads(Graph& graph, Tensor* logits) const {
+    std::set<const Tensor*> weights;
+    for (const Tensor& w : this->weights()) weights.insert(&w);
+    read_whole.clear();
+    read_by_ids.clear();
+    std::set<Tensor*> seen;
+    std::vector<Tensor*> stack = {logits};
+    while (!stack.empty()) {
+      Tensor* node = stack.back();
+      stack.pop_back();
+      if (node == nullptr || !seen.insert(node).second) continue;
+      for (Tensor* source : node->src) stack.push_back(source);
+      if (node->view_source != nullptr) stack.push_back(node->view_source);
+      if (node->src[0] == nullptr || weights.count(node->src[0]) == 0) continue;
+      Tensor* ids = node->op == Op::kGetRows    ? node->src[1]
+                    : node->op == Op::kMulMatId ? node->src[2]
+                                                : nullptr;
+      // Products read the whole weight; so do per-head products (mul_mat_id without ids).
+      if (node->op == Op::kMatMul || (node->op == Op::kMulMatId && ids == nullptr))
+        read_whole.insert(node->src[0]);
+      if (ids != nullptr) {
+        while (ids->view_source != nullptr) ids = ids->view_source;
+        graph.mark_output(ids);
+        read_by_ids.push_back({node->src[0], node->op, ids});
+      }
+    }
+  }
+
   std::unique_ptr<Model> inner_;
 };
 
@@ -112,6 +159,48 @@ TEST_P(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
     }
     EXPECT_GE(pairs.size(), 10u) << "layer " << il;
   }
+}
+
+// What one generated token reads of the weights, counted from the ids a pass used (distinct
+// experts and rows), matches the memory plan's figure (`sinter inspect`: per token, weights read)
+// within 5 %.
+TEST_P(MoeRouting, OneTokenReadsWhatTheMemoryPlanSays) {
+  const std::string architecture = std::string("test_routes_") + GetParam();
+  const std::string file = testing::scratch_dir() + "/../" + architecture + "-reads.gguf";
+  SynthOptions synth;
+  synth.architecture = architecture;
+  synth.preset = "small";
+  synth.seed = 11;
+  ASSERT_TRUE(synthesize(synth, file));
+  auto model = LoadedModel::load(file, LoadOptions{"cpu", 2});
+  ASSERT_TRUE(model) << model.error().message();
+  ContextOptions options;
+  options.n_ctx = 64;
+  auto context = Context::create(std::move(model).value(), options);
+  ASSERT_TRUE(context) << context.error().message();
+  const BatchEntry token{17, 0, 0, true};
+  ASSERT_TRUE((*context)->decode(std::span<const BatchEntry>(&token, 1)));
+
+  // The largest share of each weight any node read.
+  std::map<const Tensor*, double> share;
+  for (const Tensor* w : RoutedModel::read_whole) share[w] = 1.0;
+  for (const IndexedRead& read : RoutedModel::read_by_ids) {
+    std::vector<int32_t> ids(static_cast<size_t>(read.ids->elements()));
+    tensor_get(*read.ids, ids.data(), 0, ids.size() * sizeof(int32_t));
+    const std::set<int32_t> distinct(ids.begin(), ids.end());
+    const int64_t units = read.op == Op::kMulMatId ? read.weight->ne[2] : read.weight->ne[1];
+    share[read.weight] =
+        std::max(share[read.weight], static_cast<double>(distinct.size()) / static_cast<double>(units));
+  }
+  double measured = 0.0;
+  for (const auto& [weight, part] : share) measured += part * static_cast<double>(weight->bytes());
+  auto uses = weight_uses(*RoutedModel::current);
+  ASSERT_TRUE(uses) << uses.error().message();
+  const auto planned = static_cast<double>(token_reads(*RoutedModel::current, *uses).bytes);
+  std::printf("%s: one token read %.0f bytes of weights, the plan says %.0f\n", GetParam(), measured,
+              planned);
+  EXPECT_GT(measured, 0.0);
+  EXPECT_NEAR(measured / planned, 1.0, 0.05);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, MoeRouting, ::testing::Values("qwen3moe", "gpt-oss", "deepseek2"),
