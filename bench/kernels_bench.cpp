@@ -310,7 +310,8 @@ std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
   const std::string list =
-      env != nullptr ? env : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs";
+      env != nullptr ? env
+                     : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,mxfp4,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs";
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = list.find(',', start);

@@ -194,7 +194,10 @@ Status synthesize(const SynthOptions& options, const std::string& path,
   if (!model) return model.error().with_context("synthetic model");
   for (const WeightSpec& spec : schema.specs()) {
     if (!spec.in_synth) continue;
-    const DType type = spec.is_matrix() ? storage_type(options.type, spec.shape[0]) : DType::F32;
+    // Biases stay F32 even where they are matrices (gpt-oss's per-expert biases), as converted
+    // files have them and as llama.cpp's quantizer leaves them.
+    const bool bias = spec.name.ends_with(".bias");
+    const DType type = spec.is_matrix() && !bias ? storage_type(options.type, spec.shape[0]) : DType::F32;
     const uint64_t seed = options.seed;
     SINTER_TRY(
         writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {

@@ -76,8 +76,9 @@ const ArchitectureRegistration kGptOss{Architecture{
     [](const SynthDims& dims, Metadata& out) {
       return write_synth_keys<GptOssHParams>(GptOssModel::kArchitecture, dims, out, [](GptOssHParams& h) {
         h.norm_eps = 1e-5f;
-        // A head size of its own, as gpt-oss's 64 against 2880 / 64 = 45.
-        h.head_dim = h.head_dim_v = h.n_embd / h.n_head + 16;
+        // A head size of its own, as gpt-oss's 64 against 2880 / 64 = 45: n_embd / n_head + 16,
+        // rounded up to a multiple of 16.
+        h.head_dim = h.head_dim_v = (h.n_embd / h.n_head + 16 + 15) / 16 * 16;
         h.rope.n_rot = h.head_dim;
         h.rope.freq_base = 150000.0f;
         h.rope.scaling_type = "yarn";
