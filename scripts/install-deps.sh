@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                            # command-line parsing
   libpcre2-dev libutf8proc-dev            # pre-tokenizer regexes, Unicode normalization
   python3 python3-jinja2                  # the chat-template reference renderer used by tests
+  python3-jsonschema                      # the reference validator of the JSON-schema conformance test
   curl                                    # the server's client tests send what Ollama's docs send
 )
 

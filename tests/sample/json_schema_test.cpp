@@ -3,14 +3,18 @@
 // values is checked end to end by tests/sample/schema_conformance.py (slow).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "sample/json_schema/integer_range.h"
 #include "sample/json_schema/pattern.h"
 #include "sample/json_schema_grammar.h"
+#include "support/test_paths.h"
 
 namespace sinter {
 namespace {
@@ -130,6 +134,10 @@ TEST(JsonSchemaGrammar, AdditionalProperties) {
       << schema_valued;
   const std::string closed = convert(R"({"properties": {"a": {}}, "additionalProperties": false})");
   EXPECT_FALSE(contains(closed, "additional")) << closed;
+  // maxProperties bounds the additional entries to what the named ones leave.
+  const std::string bounded = convert(R"({"properties": {"n": {}}, "required": ["n"],
+      "additionalProperties": {"type": "null"}, "maxProperties": 3})");
+  EXPECT_TRUE(contains(bounded, "(\",\" space root-additional-kv){0,2}")) << bounded;
   const std::string map = convert(R"({"type": "object", "additionalProperties": {"type": "integer"}})");
   EXPECT_TRUE(contains(map, "(root-additional-kv (\",\" space root-additional-kv)*)?")) << map;
 }
@@ -242,6 +250,8 @@ TEST(JsonSchemaErrors, UnsupportedKeywordsNameTheirPointer) {
   EXPECT_EQ(error_of(R"({"type": "integer", "multipleOf": 3})"),
             "schema keyword 'multipleOf' at / is not supported");
   EXPECT_TRUE(contains(error_of(R"({"type": "array", "uniqueItems": true})"), "uniqueItems"));
+  EXPECT_TRUE(
+      contains(error_of(R"({"properties": {"a": {}, "b": {}}, "maxProperties": 1})"), "maxProperties"));
   EXPECT_TRUE(contains(error_of(R"({"properties": {"p": {"type": "string", "pattern": "(?<=a)b"}}})"),
                        "schema pattern at /properties/p/pattern is not supported: lookbehind"));
 }
@@ -280,6 +290,21 @@ TEST(JsonSchemaErrors, LimitsBoundHostileSchemas) {
   small.limits.max_rules = 100;
   EXPECT_TRUE(contains(error_of(many, small), "rules"));
   EXPECT_FALSE(convert(many).empty());
+}
+
+TEST(JsonSchemaCorpus, EverySchemaConverts) {
+  // The conformance corpus (generation and validation: tests/sample/slow/schema_conformance_test.cpp).
+  size_t count = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(testing::source_dir() + "/tests/sample/data/schemas")) {
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto grammar = json_schema_text_to_grammar(text.str());
+    EXPECT_TRUE(grammar.ok()) << entry.path() << ": " << grammar.error().message();
+    ++count;
+  }
+  EXPECT_GE(count, 30u);
 }
 
 }  // namespace

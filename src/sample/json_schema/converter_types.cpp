@@ -277,23 +277,35 @@ Result<std::string> Converter::visit_object(const json& schema, const std::strin
                         pointer_append(path, "additionalProperties"), true));
     }
   }
-  const size_t most = any_additional ? SIZE_MAX : required_kvs.size() + optional_kvs.size();
+  const size_t named = required_kvs.size() + optional_kvs.size();
   if (min_properties && static_cast<size_t>(*min_properties) > required_kvs.size())
     return make_error(ErrorCode::kUnsupported, "schema keyword 'minProperties' at ", where(path),
                       " is not supported above the number of required properties");
-  if (max_properties && static_cast<size_t>(*max_properties) < most)
+  if (max_properties && static_cast<size_t>(*max_properties) < named)
     return make_error(ErrorCode::kUnsupported, "schema keyword 'maxProperties' at ", where(path),
-                      " is not supported below the number of possible properties");
+                      " is not supported below the number of named properties");
+  // maxProperties bounds the additional ones to what the named ones leave (all may be present).
+  int most_additional = -1;
+  if (any_additional && max_properties) {
+    most_additional = static_cast<int>(
+        std::min<int64_t>(*max_properties - static_cast<int64_t>(named), options_.limits.max_repetition));
+  }
 
   std::string additional_kv;
-  if (any_additional) {
+  if (any_additional && most_additional != 0) {
     SINTER_ASSIGN(std::string key, key_excluding(names, hint + "-additional"));
     SINTER_ASSIGN(std::string value, visit(*additional, pointer_append(path, "additionalProperties"),
                                            hint + "-additional", depth + 1));
     SINTER_ASSIGN(additional_kv, rules_.add(hint + "-additional-kv", key + " \":\" " + space + " " + value));
   }
   const std::string comma = "\",\" " + space + " ";
-  const std::string more_additional = additional_kv.empty() ? "" : "(" + comma + additional_kv + ")*";
+  const std::string more_additional =
+      additional_kv.empty() ? "" : gbnf_repeat("(" + comma + additional_kv + ")", 0, most_additional);
+  // After a first additional entry (when no named one came before it), one fewer may follow.
+  const std::string after_first_additional =
+      additional_kv.empty() || most_additional == 1
+          ? ""
+          : gbnf_repeat("(" + comma + additional_kv + ")", 0, most_additional < 0 ? -1 : most_additional - 1);
   std::string body = "\"{\" " + space + " ";
   if (!required_kvs.empty()) {
     for (size_t i = 0; i < required_kvs.size(); ++i) body += (i ? " " + comma : "") + required_kvs[i];
@@ -311,7 +323,8 @@ Result<std::string> Converter::visit_object(const json& schema, const std::strin
     }
     std::string alternatives;
     for (size_t i = 0; i < k; ++i) alternatives += (i ? " | " : "") + optional_kvs[i] + " " + tails[i + 1];
-    if (!additional_kv.empty()) alternatives += (k ? " | " : "") + additional_kv + " " + more_additional;
+    if (!additional_kv.empty())
+      alternatives += (k ? " | " : "") + additional_kv + " " + after_first_additional;
     body += "(" + alternatives + ")?";
   }
   body += " \"}\" " + space;

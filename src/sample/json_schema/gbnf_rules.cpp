@@ -108,7 +108,8 @@ Status GbnfRules::check_limits(size_t added_bytes) {
 Result<std::string> GbnfRules::add(std::string_view hint, std::string body) {
   if (auto it = name_of_body_.find(body); it != name_of_body_.end()) return it->second;
   // The top-level schema's rule is `root` itself rather than `root ::= root-1`.
-  std::string name = hint == "root" && index_of_name_.count("root") == 0 ? std::string("root") : unique_name(hint);
+  std::string name =
+      hint == "root" && index_of_name_.count("root") == 0 ? std::string("root") : unique_name(hint);
   SINTER_TRY(check_limits(name.size() + body.size() + 6));
   name_of_body_.emplace(body, name);
   index_of_name_.emplace(name, rules_.size());

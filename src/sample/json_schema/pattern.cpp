@@ -157,7 +157,7 @@ class PatternParser {
 
   struct Atom {
     std::string expression = {};  // one GBNF term
-    bool literal = false;    // a single character, also given as json_text
+    bool literal = false;         // a single character, also given as json_text
     std::string json_text = {};
   };
 
