@@ -7,6 +7,8 @@
 // runs `sinter run --grammar-file F --temp T --seed S` for each of kSinterSeeds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
