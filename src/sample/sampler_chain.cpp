@@ -115,16 +115,65 @@ Status SamplerChain::run_stages(std::span<const float> logits, CandidateSet& set
 }
 
 Result<std::span<const Candidate>> SamplerChain::distribution(std::span<const float> logits) {
+  if (matcher_) {
+    SINTER_TRY(mask_logits(logits));
+    logits = masked_logits_;
+  }
   CandidateSet set;
   SINTER_TRY(run_stages(logits, set));
   return std::span<const Candidate>(set.entries);
 }
 
-Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
+Result<TokenId> SamplerChain::pick(std::span<const float> logits) {
   CandidateSet set;
   SINTER_TRY(run_stages(logits, set));
   if (options_.temperature <= 0.0f) return set.entries[0].id;
   return draw(set, generator_.next_double());
+}
+
+Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
+  if (!matcher_) return pick(logits);
+  if (grammar_fast_path_) {
+    SINTER_ASSIGN(const TokenId first, pick(logits));
+    SINTER_ASSIGN(const bool allowed, grammar_allows_token(*matcher_, *grammar_vocabulary_, first));
+    if (allowed) return first;
+  }
+  SINTER_TRY(mask_logits(logits));
+  return pick(masked_logits_);
+}
+
+Status SamplerChain::mask_logits(std::span<const float> logits) {
+  if (logits.size() != masked_logits_.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "sampler: got ", logits.size(),
+                      " logits for a vocabulary of ", vocab_size_, " tokens");
+  }
+  SINTER_TRY(grammar_token_mask(*matcher_, *grammar_vocabulary_, allowed_, mask_scratch_));
+  bool any = false;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    masked_logits_[i] = allowed_[i] ? logits[i] : -std::numeric_limits<float>::infinity();
+    any |= allowed_[i] != 0;
+  }
+  if (!any) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "sampler: the grammar allows no token of the vocabulary here (no token's text can "
+                      "continue it)");
+  }
+  return ok_status();
+}
+
+Status SamplerChain::set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
+                                 std::shared_ptr<const GrammarVocabulary> vocabulary) {
+  if (!grammar || !vocabulary)
+    return make_error(ErrorCode::kInvalidArgument, "sampler: no grammar or vocabulary");
+  if (vocabulary->size() != vocab_size_) {
+    return make_error(ErrorCode::kInvalidArgument, "sampler: the grammar's vocabulary has ",
+                      vocabulary->size(), " tokens, the sampler's ", vocab_size_);
+  }
+  grammar_vocabulary_ = std::move(vocabulary);
+  matcher_.emplace(std::move(grammar));
+  allowed_.assign(static_cast<size_t>(vocab_size_), 0);
+  masked_logits_.assign(static_cast<size_t>(vocab_size_), 0.0f);
+  return ok_status();
 }
 
 Status SamplerChain::accept(TokenId token) {
@@ -132,12 +181,14 @@ Status SamplerChain::accept(TokenId token) {
     return make_error(ErrorCode::kInvalidArgument, "sampler: accepted token ", token,
                       " is outside the vocabulary [0, ", vocab_size_, ")");
   }
+  if (matcher_) SINTER_TRY(grammar_accept_token(*matcher_, *grammar_vocabulary_, token));
   window_.push(token);
   return ok_status();
 }
 
 void SamplerChain::reset() {
   window_.clear();
+  if (matcher_) matcher_->reset();
   generator_ = Xoshiro256StarStar(seed_);
 }
 

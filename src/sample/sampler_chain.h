@@ -11,14 +11,28 @@
 // run, machine and thread count (see sample/random.h and docs/SAMPLING.md). sample() allocates
 // nothing; the chain owns buffers sized to the vocabulary. Not thread-safe: one chain per
 // sequence.
+//
+// With a grammar (set_grammar), only tokens the grammar allows are sampled, by llama.cpp's fast
+// path: the unconstrained chain picks a token first, and it is kept when the grammar allows it;
+// only otherwise are the disallowed tokens' logits set to -inf (the mask, one walk of the
+// vocabulary trie) and the chain run again. Greedy gives exactly the argmax over the allowed
+// tokens either way; a draw consumes one random number when the first pick is allowed and two
+// when it is not (still reproducible: same seed, same tokens). accept() advances the grammar.
+// End-of-generation tokens are allowed only where the grammar can be complete. With a grammar,
+// sample() allocates (the matcher's stacks).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/token.h"
 #include "sample/candidates.h"
+#include "sample/grammar/grammar_mask.h"
+#include "sample/grammar/grammar_matcher.h"
+#include "sample/grammar/token_trie.h"
 #include "sample/penalties.h"
 #include "sample/random.h"
 #include "sample/sampler_options.h"
@@ -43,8 +57,17 @@ class SamplerChain {
   Result<std::span<const Candidate>> distribution(std::span<const float> logits);
 
   // Records a token of the sequence for the penalties (call it for the prompt's tokens too if
-  // they should count). An id outside the vocabulary is an error.
+  // they should count). An id outside the vocabulary is an error. With a grammar, the token also
+  // advances it, and a token the grammar does not allow is an error (nothing recorded then).
   Status accept(TokenId token);
+
+  // Constrains the tokens sampled from now on (the prompt's tokens, accepted before, are not
+  // matched). `vocabulary` must have the chain's vocabulary size.
+  Status set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
+                     std::shared_ptr<const GrammarVocabulary> vocabulary);
+  const GrammarMatcher* grammar() const { return matcher_ ? &*matcher_ : nullptr; }
+  // Off: always mask before sampling (tests compare both ways; the tokens are the same for greedy).
+  void set_grammar_fast_path(bool on) { grammar_fast_path_ = on; }
 
   // Forgets the history and restarts the generator from the seed: the chain then repeats the
   // tokens it produced since creation, given the same logits.
@@ -60,6 +83,10 @@ class SamplerChain {
 
   // Fills the candidates from the logits and runs the stages; `set` is what is left.
   Status run_stages(std::span<const float> logits, CandidateSet& set);
+  // The stages and the pick (argmax or draw) over the logits.
+  Result<TokenId> pick(std::span<const float> logits);
+  // masked_logits_ = logits, with -inf for every token the grammar does not allow now.
+  Status mask_logits(std::span<const float> logits);
 
   SamplerOptions options_;
   int32_t vocab_size_;
@@ -71,6 +98,13 @@ class SamplerChain {
   std::vector<Candidate> candidates_;          // [vocab_size]
   std::vector<Candidate> sort_scratch_;        // [vocab_size]
   std::vector<TypicalScore> typical_scratch_;  // [vocab_size] when typical sampling is on
+  // Grammar (optional).
+  std::shared_ptr<const GrammarVocabulary> grammar_vocabulary_;
+  std::optional<GrammarMatcher> matcher_;
+  bool grammar_fast_path_ = true;
+  std::vector<uint8_t> allowed_;      // [vocab_size]
+  std::vector<float> masked_logits_;  // [vocab_size]
+  GrammarMaskScratch mask_scratch_;
 };
 
 }  // namespace sinter
