@@ -1,7 +1,11 @@
 #include "cli/generation_flags.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "cli/common.h"
 #include "cli/flag_bounds.h"
+#include "sample/grammar/grammar_matcher.h"
 
 namespace sinter::cli {
 
@@ -43,6 +47,8 @@ void GenerationFlags::add_to(CLI::App* app) {
   app->add_option("--keep", keep, "prompt tokens kept on a context shift");
   app->add_option("--stop", stop, "stop string (repeatable)");
   app->add_flag("--ignore-eos", ignore_eos, "keep generating after an end-of-generation token");
+  app->add_option("--grammar-file", grammar_file,
+                  "constrain the output to this GBNF grammar (llama.cpp syntax)");
 }
 
 Result<GenerationOptions> GenerationFlags::to_options() const {
@@ -76,6 +82,17 @@ Result<GenerationOptions> GenerationFlags::to_options() const {
   options.keep = keep;
   options.stop = stop;
   options.ignore_eos = ignore_eos;
+  if (!grammar_file.empty()) {
+    std::ifstream in(grammar_file, std::ios::binary);
+    std::ostringstream text;
+    if (!in || !(text << in.rdbuf())) {
+      return make_error(ErrorCode::kNotFound, "--grammar-file: cannot read '", grammar_file, "'");
+    }
+    options.grammar = text.str();
+    // Checked here so that a bad grammar is reported before the model loads, with the file name.
+    auto compiled = compile_grammar(options.grammar);
+    if (!compiled) return compiled.error().with_context(grammar_file);
+  }
   return options;
 }
 

@@ -38,6 +38,7 @@ struct GenerationFlags {
   int32_t keep = 0;
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  std::string grammar_file;  // GBNF grammar constraining the output; empty: none
 
   void add_to(CLI::App* app);
   Result<GenerationOptions> to_options() const;

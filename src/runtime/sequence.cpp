@@ -1,8 +1,40 @@
 #include "runtime/sequence.h"
 
 #include <algorithm>
+#include <mutex>
+
+#include "sample/grammar/grammar_matcher.h"
+#include "sample/grammar/token_trie.h"
 
 namespace sinter {
+namespace {
+
+// The grammar's view of the tokenizer's vocabulary (pieces with special tokens rendered, as
+// llama.cpp's grammar sees them), built once and shared by the sequences alive at the same time.
+// The cache holds it weakly: while an entry is alive some sequence holds it, and with it a
+// reference to its tokenizer, so the address cannot be reused by another tokenizer meanwhile.
+std::shared_ptr<const GrammarVocabulary> grammar_vocabulary_for(const Tokenizer& tokenizer) {
+  static std::mutex mutex;
+  static std::vector<std::pair<const Tokenizer*, std::weak_ptr<const GrammarVocabulary>>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
+  for (const auto& [owner, vocabulary] : cache) {
+    if (owner == &tokenizer) {
+      if (auto alive = vocabulary.lock()) return alive;
+    }
+  }
+  std::vector<std::string> pieces(static_cast<size_t>(tokenizer.vocab_size()));
+  std::vector<bool> end_of_generation(pieces.size());
+  for (TokenId id = 0; id < tokenizer.vocab_size(); ++id) {
+    pieces[static_cast<size_t>(id)] = tokenizer.token_to_piece(id, /*render_special=*/true);
+    end_of_generation[static_cast<size_t>(id)] = tokenizer.is_end_of_generation(id);
+  }
+  auto built = GrammarVocabulary::build(std::move(pieces), std::move(end_of_generation));
+  cache.emplace_back(&tokenizer, built);
+  return built;
+}
+
+}  // namespace
 
 const char* stop_reason_name(StopReason reason) {
   switch (reason) {
@@ -49,6 +81,11 @@ Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> 
   }
   SINTER_ASSIGN(SamplerChain sampler, SamplerChain::create(options.sampling, tokenizer.vocab_size()));
   for (TokenId token : prompt) SINTER_TRY(sampler.accept(token));
+  // Set after the prompt's tokens: the grammar constrains what is generated.
+  if (!options.grammar.empty()) {
+    SINTER_ASSIGN(std::shared_ptr<const CompiledGrammar> grammar, compile_grammar(options.grammar));
+    SINTER_TRY(sampler.set_grammar(std::move(grammar), grammar_vocabulary_for(tokenizer)));
+  }
   return SequenceState(id, std::move(prompt), kept, options, tokenizer, n_ctx, std::move(sampler));
 }
 

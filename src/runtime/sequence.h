@@ -45,6 +45,9 @@ struct GenerationOptions {
   // up with the text). top_logprobs is read only when logprobs is on. Off: nothing is computed.
   bool logprobs = false;
   int32_t top_logprobs = 0;
+  // A GBNF grammar (llama.cpp syntax) the generated text must follow; empty: none. Compiled once
+  // per sequence; a bad grammar is an error of SequenceState::create.
+  std::string grammar;
 };
 
 class SequenceState {
