@@ -32,6 +32,10 @@ struct KvRope {
   }
 };
 
+// How an encoder's per-token hidden states become one vector per sequence: the values of
+// `{arch}.pooling_type` (llama.cpp's llama_pooling_type).
+enum class Pooling : int32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kRank = 4 };
+
 // What the runtime must know about a model, whatever its architecture.
 struct ModelShape {
   std::string architecture;
@@ -40,11 +44,19 @@ struct ModelShape {
   int32_t n_layer = 0;
   int32_t n_ctx_train = 0;
   bool causal = true;
+  // An encoder (BERT): build_forward returns the final hidden states [n_embd, n_outputs]
+  // instead of logits, attention is non-causal (causal = false: each token sees every token of
+  // its sequence), and `pooling` is the file's way to one vector per sequence.
+  bool encoder = false;
+  Pooling pooling = Pooling::kNone;
   std::vector<KvLayerShape> kv_layers;  // one per layer that has a KV cache
   // Per KV layer: sliding window (0: full attention). The KV cache has one pool per distinct
   // window (memory/kv_cache.h), and each pool its own attention index.
   std::vector<int32_t> kv_windows;
   std::vector<KvRope> kv_rope;  // per KV layer
+
+  // Floats per output row of build_forward: n_vocab logits, or an encoder's n_embd.
+  int32_t output_width() const { return encoder ? n_embd : n_vocab; }
 };
 
 class Model {
@@ -56,7 +68,8 @@ class Model {
   const std::deque<Tensor>& weights() const { return weights_; }
   std::deque<Tensor>& weights() { return weights_; }
 
-  // Builds one batch's forward pass; returns logits [n_vocab, n_outputs].
+  // Builds one batch's forward pass; returns logits [n_vocab, n_outputs] (an encoder: hidden
+  // states [n_embd, n_outputs]).
   virtual Tensor* build_forward(ForwardContext& fx) const = 0;
 
   // Rotates the cached keys of every layer by the cache's pending deltas: deltas[pool] is

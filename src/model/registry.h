@@ -30,6 +30,8 @@ struct SynthDims {
   int32_t n_expert = 0;
   int32_t n_expert_used = 0;
   int32_t n_ff_exp = 0;
+  // Embedding models: `{arch}.pooling_type` (model.h's Pooling); -1: the architecture's choice.
+  int32_t pooling_type = -1;
 };
 
 struct Architecture {
@@ -40,6 +42,9 @@ struct Architecture {
   std::function<Status(const SynthDims& dims, Metadata& out)> write_synth_hparams;
   // Named dimension presets for synth ("tiny", "small", "1b", ...).
   std::vector<std::pair<std::string, SynthDims>> presets;
+  // An embedding model (ModelShape::encoder): hidden states, no logits, nothing to generate.
+  // Tests that generate from every architecture leave these out.
+  bool encoder = false;
 };
 
 struct ArchitectureRegistration {

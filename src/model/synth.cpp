@@ -151,6 +151,7 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
   if (o.n_expert) d.n_expert = o.n_expert;
   if (o.n_expert_used) d.n_expert_used = o.n_expert_used;
   if (o.n_ff_exp) d.n_ff_exp = o.n_ff_exp;
+  if (o.pooling_type >= 0) d.pooling_type = o.pooling_type;
   if (d.n_expert_used > (d.n_expert > 0 ? d.n_expert : 8)) {
     return make_error(ErrorCode::kInvalidArgument, "n_expert_used ", d.n_expert_used, " exceeds the ",
                       d.n_expert > 0 ? d.n_expert : 8, " experts");
@@ -197,7 +198,10 @@ Status synthesize(const SynthOptions& options, const std::string& path,
     // Biases stay F32 even where they are matrices (gpt-oss's per-expert biases), as converted
     // files have them and as llama.cpp's quantizer leaves them.
     const bool bias = spec.name.ends_with(".bias");
-    const DType type = spec.is_matrix() && !bias ? storage_type(options.type, spec.shape[0]) : DType::F32;
+    // BERT's position and token-type embeddings stay F32 too: llama.cpp's quantizer keeps them.
+    const bool kept = spec.name == "position_embd.weight" || spec.name == "token_types.weight";
+    const DType type =
+        spec.is_matrix() && !bias && !kept ? storage_type(options.type, spec.shape[0]) : DType::F32;
     const uint64_t seed = options.seed;
     SINTER_TRY(
         writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {

@@ -188,6 +188,7 @@ Status Context::decode(std::span<const BatchEntry> batch) {
   output_count_ = 0;
   if (batch.empty()) return make_error(ErrorCode::kInvalidArgument, "empty batch");
   const int32_t n_vocab = this->n_vocab();
+  const int32_t width = output_width();
   int32_t outputs = 0;
   for (const auto& entry : batch) {
     if (entry.token < 0 || entry.token >= n_vocab) {
@@ -205,13 +206,13 @@ Status Context::decode(std::span<const BatchEntry> batch) {
                       cache_->used_cells(), " are in use and the batch needs ", batch.size(), " more");
   }
   SINTER_TRY(apply_pending_shift());
-  logits_.resize(static_cast<size_t>(outputs) * static_cast<size_t>(n_vocab));
+  logits_.resize(static_cast<size_t>(outputs) * static_cast<size_t>(width));
   float* out = logits_.data();
   for (size_t start = 0; start < batch.size(); start += static_cast<size_t>(options_.n_batch)) {
     const size_t count = std::min(batch.size() - start, static_cast<size_t>(options_.n_batch));
     const auto pass = batch.subspan(start, count);
     SINTER_TRY(run_pass(pass, out));
-    for (const auto& entry : pass) out += entry.want_logits ? n_vocab : 0;
+    for (const auto& entry : pass) out += entry.want_logits ? width : 0;
   }
   output_count_ = outputs;
   return ok_status();
@@ -300,7 +301,7 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   ++stats_.passes;
   if (n_outputs > 0) {
     tensor_get(*prepared->logits, logits_out, 0,
-               static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.n_vocab) * sizeof(float));
+               static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.output_width()) * sizeof(float));
   }
   return ok_status();
 }
@@ -318,7 +319,7 @@ Status Context::switch_model(std::shared_ptr<const LoadedModel> model) {
 }
 
 std::span<const float> Context::logits(int32_t output_index) const {
-  const auto n = static_cast<size_t>(n_vocab());
+  const auto n = static_cast<size_t>(output_width());
   return {logits_.data() + static_cast<size_t>(output_index) * n, n};
 }
 

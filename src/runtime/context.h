@@ -54,7 +54,8 @@ class Context {
   // Runs the batch. On error nothing was added to the cache.
   Status decode(std::span<const BatchEntry> batch);
 
-  // Logits of the i-th entry of the last decoded batch that asked for them ([n_vocab] floats).
+  // Logits of the i-th entry of the last decoded batch that asked for them ([n_vocab] floats;
+  // an encoder's hidden state, [n_embd] floats: output_width()).
   std::span<const float> logits(int32_t output_index) const;
   int32_t output_count() const { return output_count_; }
 
@@ -66,7 +67,10 @@ class Context {
   // cache's cells move to the new backend's memory, so every sequence keeps its state.
   Status switch_model(std::shared_ptr<const LoadedModel> model);
   int32_t n_ctx() const { return cache_->cell_count(); }
+  int32_t n_batch() const { return options_.n_batch; }
   int32_t n_vocab() const { return model_->model().shape().n_vocab; }
+  // Floats per output row: n_vocab, or an encoder's n_embd.
+  int32_t output_width() const { return model_->model().shape().output_width(); }
   const GraphStats& stats() const { return stats_; }
 
   // Compute memory a pass of `n_tokens` tokens (all wanting logits) needs: for memory estimates.
