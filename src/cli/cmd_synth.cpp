@@ -7,6 +7,7 @@
 #include "cli/flag_bounds.h"
 #include "cli/progress.h"
 #include "model/synth.h"
+#include "runtime/embedding.h"
 #include "tokenizer/hf_import.h"
 
 namespace sinter::cli {
@@ -20,6 +21,7 @@ struct SynthArgs {
   std::string type = "f32";
   std::string tokenizer_json;
   std::string tokenizer_config;
+  std::string pooling;
 };
 
 Result<std::string> read_text(const std::string& path) {
@@ -34,6 +36,11 @@ int run(SynthArgs& args) {
   const auto type = dtype_from_name(args.type);
   if (!type) return fail("unknown tensor type '" + args.type + "'");
   args.options.type = *type;
+  if (!args.pooling.empty()) {
+    const auto pooling = pooling_from_name(args.pooling);
+    if (!pooling) return fail("unknown pooling '" + args.pooling + "' (none, mean, cls, last, rank)");
+    args.options.dims.pooling_type = static_cast<int32_t>(*pooling);
+  }
   if (!args.tokenizer_json.empty()) {
     auto json = read_text(args.tokenizer_json);
     if (!json) return fail(json.error().message());
@@ -84,6 +91,8 @@ CommandRun setup(CLI::App* app) {
           kPresetNote);
   bounded(app->add_option("--n-ctx", o.dims.n_ctx, "training context length"), 0, max_context_flag(),
           kPresetNote);
+  app->add_option("--pooling", args->pooling,
+                  "embedding models: the file's pooling (none, mean, cls, last, rank)");
   app->add_option("--type", args->type, "type of the matrices (f32, f16, bf16, q8_0, q4_0, q4_K, ...)");
   app->add_option("--seed", o.seed, "seed: the same seed gives the same file");
   app->add_option("--vocab", o.vocab_file, "copy the tokenizer of this GGUF file");

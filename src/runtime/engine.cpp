@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/embedding.h"
+
 namespace sinter {
 namespace {
 
@@ -17,6 +19,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
   auto engine = std::unique_ptr<Engine>(new Engine());
   engine->options_ = options;
   SINTER_ASSIGN(auto loaded, LoadedModel::load(path, LoadOptions{options.backend, options.threads}));
+  SINTER_TRY(check_generative(loaded->model().shape()));
   engine->model_ = loaded;
   auto tokenizer = Tokenizer::from_metadata(loaded->file().metadata(), options.tokenizer);
   if (!tokenizer) return tokenizer.error().with_context(path);

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/log.h"
+#include "runtime/embedding.h"
 #include "sample/random.h"
 
 namespace sinter {
@@ -66,6 +67,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const Loade
   if (options.n_batch < 1 || options.prefill_chunk < 1) {
     return make_error(ErrorCode::kInvalidArgument, "batch size and prefill chunk must be positive");
   }
+  SINTER_TRY(check_generative(model->model().shape()));
   auto scheduler = std::unique_ptr<Scheduler>(new Scheduler());
   scheduler->options_ = options;
   const int32_t per_sequence_default = std::min(model->model().shape().n_ctx_train, kMaxDefaultContext);
