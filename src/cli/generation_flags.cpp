@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "cli/flag_bounds.h"
 #include "sample/grammar/grammar_matcher.h"
+#include "sample/json_schema_grammar.h"
 
 namespace sinter::cli {
 
@@ -47,8 +48,13 @@ void GenerationFlags::add_to(CLI::App* app) {
   app->add_option("--keep", keep, "prompt tokens kept on a context shift");
   app->add_option("--stop", stop, "stop string (repeatable)");
   app->add_flag("--ignore-eos", ignore_eos, "keep generating after an end-of-generation token");
-  app->add_option("--grammar-file", grammar_file,
-                  "constrain the output to this GBNF grammar (llama.cpp syntax)");
+  auto* grammar = app->add_option("--grammar-file", grammar_file,
+                                  "constrain the output to this GBNF grammar (llama.cpp syntax)");
+  auto* schema = app->add_option("--json-schema", json_schema_file,
+                                 "constrain the output to JSON valid under this schema file");
+  auto* object = app->add_flag("--json", json, "constrain the output to a JSON object");
+  grammar->excludes(schema)->excludes(object);
+  schema->excludes(object);
 }
 
 Result<GenerationOptions> GenerationFlags::to_options() const {
@@ -82,16 +88,28 @@ Result<GenerationOptions> GenerationFlags::to_options() const {
   options.keep = keep;
   options.stop = stop;
   options.ignore_eos = ignore_eos;
-  if (!grammar_file.empty()) {
-    std::ifstream in(grammar_file, std::ios::binary);
+  const auto read_text = [](const std::string& path, const char* flag) -> Result<std::string> {
+    std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
-    if (!in || !(text << in.rdbuf())) {
-      return make_error(ErrorCode::kNotFound, "--grammar-file: cannot read '", grammar_file, "'");
-    }
-    options.grammar = text.str();
+    if (!in || !(text << in.rdbuf()))
+      return make_error(ErrorCode::kNotFound, flag, ": cannot read '", path, "'");
+    return text.str();
+  };
+  if (!grammar_file.empty()) {
+    SINTER_ASSIGN(options.grammar, read_text(grammar_file, "--grammar-file"));
+  } else if (!json_schema_file.empty()) {
+    SINTER_ASSIGN(const std::string schema, read_text(json_schema_file, "--json-schema"));
+    auto converted = json_schema_text_to_grammar(schema);
+    if (!converted) return converted.error().with_context(json_schema_file);
+    options.grammar = std::move(converted).value();
+  } else if (json) {
+    options.grammar = json_object_grammar();
+  }
+  if (!options.grammar.empty()) {
     // Checked here so that a bad grammar is reported before the model loads, with the file name.
     auto compiled = compile_grammar(options.grammar);
-    if (!compiled) return compiled.error().with_context(grammar_file);
+    if (!compiled)
+      return compiled.error().with_context(grammar_file.empty() ? json_schema_file : grammar_file);
   }
   return options;
 }

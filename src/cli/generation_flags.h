@@ -38,7 +38,9 @@ struct GenerationFlags {
   int32_t keep = 0;
   std::vector<std::string> stop;
   bool ignore_eos = false;
-  std::string grammar_file;  // GBNF grammar constraining the output; empty: none
+  std::string grammar_file;      // GBNF grammar constraining the output; empty: none
+  std::string json_schema_file;  // a JSON schema the output follows; empty: none
+  bool json = false;             // the output is a JSON object
 
   void add_to(CLI::App* app);
   Result<GenerationOptions> to_options() const;

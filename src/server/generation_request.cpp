@@ -53,6 +53,7 @@ Result<GenerationOptions> make_generation_options(const RequestedGeneration& req
   options.stop = requested.stop;
   options.logprobs = requested.logprobs;
   options.top_logprobs = requested.top_logprobs;
+  options.grammar = requested.grammar.value_or("");
   SamplerOptions& s = options.sampling;
   s.temperature = requested.temperature.value_or(defaults.temperature);
   s.top_p = requested.top_p.value_or(defaults.top_p);

@@ -11,6 +11,7 @@
 #include "server/json_fields.h"
 #include "server/model_info.h"
 #include "server/modelfile.h"
+#include "server/structured_output.h"
 
 #ifndef SINTER_VERSION
 #define SINTER_VERSION "0.0.0"
@@ -148,13 +149,13 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
   if (const Json* keep_alive = fields.find("keep_alive")) {
     SINTER_ASSIGN(common.keep_alive, parse_keep_alive(*keep_alive, "keep_alive"));
   }
-  // "" means not set, as null does (clients send it always). (A JSON string's empty() is false.)
-  if (const Json* format = fields.find("format");
-      format != nullptr && !(format->is_string() && format->get_ref<const std::string&>().empty())) {
-    return make_error(ErrorCode::kInvalidArgument, "format (structured output) is not supported");
-  }
   SINTER_ASSIGN(const Json* options, fields.object("options"));
   SINTER_ASSIGN(common.generation, read_ollama_options(options));
+  // Structured output: `format` ("" and null mean none, as clients send "" always), or a GBNF
+  // `grammar` as llama-server takes it.
+  SINTER_ASSIGN(auto from_format, ollama_format_grammar(fields.find("format")));
+  SINTER_ASSIGN(common.generation.grammar,
+                request_grammar(fields.find("grammar"), std::move(from_format), "format"));
   SINTER_TRY(read_ollama_logprobs(body, common.generation));
   SINTER_ASSIGN(common.template_source, fields.string("template"));
   // Templates are a few KB; a bound on the source bounds the parse (linear, but not free).

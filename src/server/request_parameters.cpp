@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "server/json_fields.h"
+#include "server/structured_output.h"
 
 namespace sinter::server {
 namespace {
@@ -177,15 +178,6 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
     SINTER_TRY(refuse_if(tools != nullptr && !tools->empty(), "tools are not supported"));
     SINTER_ASSIGN(const Json* functions, fields.array("functions"));
     SINTER_TRY(refuse_if(functions != nullptr && !functions->empty(), "functions are not supported"));
-    SINTER_ASSIGN(const Json* format, fields.object("response_format"));
-    if (format != nullptr) {
-      JsonFields format_fields(*format, "response_format.");
-      SINTER_ASSIGN(const auto type, format_fields.string("type"));
-      // The message is built before the condition is looked at: no dereference of an absent type.
-      const std::string given = type.value_or("");
-      SINTER_TRY(refuse_if(type && given != "text",
-                           concat("response_format.type '", given, "' is not supported (only \"text\")")));
-    }
   } else {
     // The legacy completions' logprobs is the number of alternatives (0: the sampled token's only).
     SINTER_ASSIGN(const auto logprobs, fields.integer("logprobs", 0, 5));
@@ -198,6 +190,10 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
     SINTER_ASSIGN(const auto best_of, fields.integer("best_of"));
     SINTER_TRY(refuse_if(best_of && *best_of != 1, "best_of must be 1"));
   }
+  // Structured output, on both routes (llama-server takes both fields on completions too).
+  SINTER_ASSIGN(auto from_format, openai_response_format_grammar(fields.find("response_format")));
+  SINTER_ASSIGN(out.grammar,
+                request_grammar(fields.find("grammar"), std::move(from_format), "response_format"));
   return out;
 }
 

@@ -27,6 +27,9 @@ struct RequestedGeneration {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   int32_t n = 1;  // completions of the prompt (OpenAI's n)
+  // A GBNF grammar every choice follows: llama-server's `grammar`, or what the request's format
+  // (Ollama's `format`, OpenAI's `response_format`) asks for (server/structured_output.h).
+  std::optional<std::string> grammar;
 };
 
 // Ollama's top-level logprobs (a boolean) and top_logprobs (0..20), into `out`.
@@ -52,7 +55,8 @@ Result<RequestedGeneration> read_ollama_options(const nlohmann::ordered_json* op
 
 // The sampling parameters of an OpenAI request body (/v1/chat/completions, /v1/completions),
 // with the llama.cpp extensions top_k, min_p, typical_p, repeat_penalty, repeat_last_n.
-// Parameters sinter cannot honour (tools, response formats, echo, suffix, best_of) are errors.
+// `response_format` and `grammar` become `grammar`. Parameters sinter cannot honour (echo,
+// suffix, best_of) are errors.
 Result<RequestedGeneration> read_openai_parameters(const nlohmann::ordered_json& body, bool chat);
 
 }  // namespace sinter::server

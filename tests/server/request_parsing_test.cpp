@@ -3,7 +3,9 @@
 
 #include "server/durations.h"
 #include "server/generation_request.h"
+#include "sample/json_schema_grammar.h"
 #include "server/json_fields.h"
+#include "server/structured_output.h"
 
 namespace sinter::server {
 namespace {
@@ -152,13 +154,58 @@ TEST(GenerationRequest, OpenAiParameters) {
   EXPECT_TRUE(ollama.logprobs);
   EXPECT_EQ(ollama.top_logprobs, 20);
   EXPECT_FALSE(read_ollama_logprobs(Json::parse(R"({"logprobs": true, "top_logprobs": 21})"), ollama));
-  // response_format: only text; an object without a type is text (found by fuzz_request).
-  EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {}})"), true));
-  EXPECT_TRUE(read_openai_parameters(Json::parse(R"({"response_format": {"type": "text"}})"), true));
-  EXPECT_EQ(read_openai_parameters(Json::parse(R"({"response_format": {"type": "json_object"}})"), true)
+  // response_format: an object without a type is text (found by fuzz_request).
+  EXPECT_FALSE(read_openai_parameters(Json::parse(R"({"response_format": {}})"), true)->grammar);
+  EXPECT_FALSE(
+      read_openai_parameters(Json::parse(R"({"response_format": {"type": "text"}})"), true)->grammar);
+}
+
+// Structured output becomes a grammar before any model is loaded: the converter's grammars, or
+// the request's own; wrong shapes are errors naming the field.
+TEST(GenerationRequest, StructuredOutputBecomesAGrammar) {
+  const auto openai = [](const char* body, bool chat = true) {
+    return read_openai_parameters(Json::parse(body), chat);
+  };
+  EXPECT_EQ(openai(R"({"response_format": {"type": "json_object"}})")->grammar, json_object_grammar());
+  EXPECT_EQ(openai(R"({"response_format": {"type": "json_object"}})", false)->grammar, json_object_grammar());
+  const char* schema = R"({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})";
+  const std::string expected = *json_schema_text_to_grammar(schema);
+  EXPECT_EQ(
+      openai(
+          (std::string(
+               R"({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true, "schema": )") +
+           schema + "}}}")
+              .c_str())
+          ->grammar,
+      expected);
+  EXPECT_EQ(
+      openai(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "any"}}})")->grammar,
+      json_value_grammar());
+  EXPECT_EQ(openai(R"({"grammar": "root ::= \"yes\""})")->grammar, std::string("root ::= \"yes\""));
+  EXPECT_EQ(openai(R"({"response_format": {"type": "xml"}})").error().message(),
+            "response_format.type 'xml' is not supported (text, json_object, json_schema)");
+  EXPECT_EQ(openai(R"({"response_format": {"type": "json_object"}, "grammar": "root ::= \"a\""})")
                 .error()
                 .message(),
-            "response_format.type 'json_object' is not supported (only \"text\")");
+            "give either grammar or response_format, not both");
+  EXPECT_NE(openai(R"({"response_format": {"type": "json_schema", "json_schema": {"schema": {"not": {}}}}})")
+                .error()
+                .message()
+                .find("response_format.json_schema.schema: schema keyword 'not'"),
+            std::string::npos);
+
+  EXPECT_FALSE(*ollama_format_grammar(nullptr));
+  const Json empty = "";
+  EXPECT_FALSE(*ollama_format_grammar(&empty));
+  const Json json = "json";
+  EXPECT_EQ(*ollama_format_grammar(&json), json_object_grammar());
+  const Json object_schema = Json::parse(schema);
+  EXPECT_EQ(*ollama_format_grammar(&object_schema), expected);
+  const Json yaml = "yaml";
+  EXPECT_EQ(ollama_format_grammar(&yaml).error().message(),
+            "format must be \"json\" or a JSON schema object, got \"yaml\"");
+  const Json number = 3;
+  EXPECT_FALSE(ollama_format_grammar(&number));
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // grammar constrains a real model (stories260K), and every output parses and validates against
 // the schema with the reference validator (Debian's python3-jsonschema, validate_json.py).
 //
-// The generator is one function: today llama.cpp's grammar engine through the oracle (greedy, so
-// one seed); once sinter samples under grammars, switch kGenerator to generate_with_sinter, which
-// runs `sinter run --grammar-file F --temp T --seed S` for each of kSinterSeeds.
+// Two generators: llama.cpp's grammar engine through the oracle (greedy, one output: the
+// converter checked on its own), and sinter's (`sinter run --grammar-file F --temp 0.8 --seed S`
+// for several seeds: the converter and sinter's grammar sampler together).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,8 +72,8 @@ Generated generate_with_oracle(const std::string& grammar_file, uint64_t /*seed*
   return {false, "", failure};
 }
 
-// sinter's own grammar sampler (not there yet): the same check over several seeds.
-[[maybe_unused]] Generated generate_with_sinter(const std::string& grammar_file, uint64_t seed) {
+// sinter's own grammar sampler, sampling (temperature 0.8) with `seed`.
+Generated generate_with_sinter(const std::string& grammar_file, uint64_t seed) {
   const auto result = testing::run_command(
       testing::shell_quote(sinter_binary()) + " run -m " + testing::shell_quote(testing::stories_model()) +
       " --grammar-file " + testing::shell_quote(grammar_file) + " --temp 0.8 --seed " + std::to_string(seed) +
@@ -83,12 +83,15 @@ Generated generate_with_oracle(const std::string& grammar_file, uint64_t /*seed*
 }
 
 using Generator = Generated (*)(const std::string& grammar_file, uint64_t seed);
-constexpr Generator kGenerator = generate_with_oracle;
-const std::vector<uint64_t> kOracleSeeds = {0};  // greedy: one output per schema
-[[maybe_unused]] const std::vector<uint64_t> kSinterSeeds = {1, 2, 3};
-const std::vector<uint64_t>& seeds() {
-  return kGenerator == generate_with_oracle ? kOracleSeeds : kSinterSeeds;
-}
+struct GeneratorRun {
+  const char* who;
+  Generator generate;
+  uint64_t seed;
+};
+const GeneratorRun kRuns[] = {{"oracle", generate_with_oracle, 0},
+                     {"sinter", generate_with_sinter, 1},
+                     {"sinter", generate_with_sinter, 2},
+                     {"sinter", generate_with_sinter, 3}};
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -119,17 +122,18 @@ TEST_P(SchemaConformance, OutputValidatesAgainstTheSchema) {
   const std::string dir = testing::scratch_dir();
   const std::string grammar_file = dir + "/schema.gbnf";
   std::ofstream(grammar_file, std::ios::binary) << *grammar;
-  for (uint64_t seed : seeds()) {
-    const Generated generated = kGenerator(grammar_file, seed);
-    ASSERT_TRUE(generated.ok) << generated.error;
-    const std::string text_file = dir + "/output-" + std::to_string(seed) + ".txt";
+  for (const GeneratorRun& run : kRuns) {
+    const uint64_t seed = run.seed;
+    const Generated generated = run.generate(grammar_file, seed);
+    ASSERT_TRUE(generated.ok) << run.who << ": " << generated.error;
+    const std::string text_file = dir + "/output-" + run.who + "-" + std::to_string(seed) + ".txt";
     std::ofstream(text_file, std::ios::binary) << generated.text;
     const auto verdict =
         testing::run_command(std::string(kValidatorPython) + " " +
                              testing::shell_quote(testing::source_dir() + "/tests/sample/validate_json.py") +
                              " " + testing::shell_quote(schema_path) + " " + testing::shell_quote(text_file));
     EXPECT_EQ(verdict.exit_status, 0)
-        << "seed " << seed << ": " << verdict.out << verdict.err << "\ngrammar:\n"
+        << run.who << " seed " << seed << ": " << verdict.out << verdict.err << "\ngrammar:\n"
         << *grammar;
   }
 }
