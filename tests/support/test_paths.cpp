@@ -16,7 +16,12 @@ std::string shared_dir() {
 std::string stories_model() { return shared_dir() + "/models/stories260K.gguf"; }
 std::string source_dir() { return SINTER_SOURCE_DIR; }
 std::string binary_dir() { return SINTER_BINARY_DIR; }
-std::string sinter_binary() { return std::string(SINTER_BINARY_DIR) + "/bin/sinter"; }
+// SINTER_BIN points the tests at another build of the tool (a copy that a rebuild cannot replace
+// while they run).
+std::string sinter_binary() {
+  if (const char* env = std::getenv("SINTER_BIN"); env != nullptr && *env != '\0') return env;
+  return std::string(SINTER_BINARY_DIR) + "/bin/sinter";
+}
 
 std::string scratch_dir() {
   namespace fs = std::filesystem;
