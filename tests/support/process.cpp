@@ -104,6 +104,10 @@ std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string&
   return out;
 }
 
+std::vector<double> oracle_embed(const std::string& model, const std::string& text) {
+  return run_oracle("embed " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<double>>();
+}
+
 CommandResult run_sinter(const std::string& arguments) {
   return run_command(shell_quote(sinter_binary()) + " " + arguments);
 }

@@ -28,6 +28,9 @@ std::vector<int> oracle_greedy(const std::string& model, int count, const std::s
 std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
                                                               const std::vector<int>& ids, int top_n = 0);
 
+// The sequence embedding llama.cpp returns for a text (the file's pooling, not normalized).
+std::vector<double> oracle_embed(const std::string& model, const std::string& text);
+
 std::string join_ids(const std::vector<int>& ids);  // "1,2,3"
 
 }  // namespace sinter::testing
