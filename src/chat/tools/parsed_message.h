@@ -1,0 +1,61 @@
+// What the tool-call parsers make of a model's reply: the OpenAI message shape (content,
+// reasoning_content, tool_calls), whole or as streamed deltas.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sinter::chat::tools {
+
+struct ToolCall {
+  std::string id;  // ParseOptions::call_id_prefix + the call's index in the reply
+  std::string name;
+  std::string arguments;  // JSON text, as the model wrote it ("{}" when it wrote none)
+  // False when the reply ended (or the JSON broke) before the arguments were whole: a call is
+  // kept once its name is complete, since a streamed reply has already sent it.
+  bool complete = true;
+
+  bool operator==(const ToolCall&) const = default;
+};
+
+struct ParsedMessage {
+  std::string content;            // the answer, blanks at both ends trimmed
+  std::string reasoning_content;  // the thinking, trimmed; empty without reasoning
+  std::vector<ToolCall> tool_calls;
+
+  bool operator==(const ParsedMessage&) const = default;
+};
+
+// One step of a streamed reply. A call's first delta carries its id and name; later ones only
+// argument text to append (OpenAI's tool_calls[].function.arguments deltas).
+struct ToolCallDelta {
+  size_t index = 0;
+  std::string id;    // set on the call's first delta only
+  std::string name;  // set on the call's first delta only
+  std::string arguments;
+
+  bool operator==(const ToolCallDelta&) const = default;
+};
+
+struct MessageDelta {
+  std::string content;
+  std::string reasoning_content;
+  std::vector<ToolCallDelta> tool_calls;
+
+  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
+};
+
+struct ParseOptions {
+  // Separate reasoning from the answer. False (Ollama's think: false): the reply is all content.
+  bool reasoning = true;
+  // The prompt already opened the reasoning block (prompt_opens_reasoning): the reply starts
+  // inside it, and everything before the closing tag is reasoning.
+  bool reasoning_open_in_prompt = false;
+  // Ids are this prefix + the call's index. Models' own ids are not used: Mistral's array form
+  // writes its "id" after the arguments, too late for a stream that has sent the call. A server
+  // makes the prefix unique per reply (Mistral's templates want ids of 9 or more characters).
+  std::string call_id_prefix = "call_";
+};
+
+}  // namespace sinter::chat::tools
