@@ -208,7 +208,8 @@ CallObjectScan scan_call_object(std::string_view text, size_t pos, bool name_fir
     if (text[i] != ':') return result.object = invalid(i), result;
     i = skip_json_space(text, i + 1);
     if (i >= text.size()) return result.object = partial(text), result;
-    bool is_arguments = *key == "arguments" || *key == "parameters";
+    // The first arguments win: a duplicate key must not replace arguments already streamed.
+    bool is_arguments = (*key == "arguments" || *key == "parameters") && !result.has_arguments;
     if (is_arguments) {
       result.has_arguments = true;
       result.arguments_begin = i;

@@ -30,12 +30,22 @@ std::string_view header_word(std::string_view header, std::string_view key) {
   return header.substr(begin, end - begin);
 }
 
-// Whether text that has no <|message|> yet may still be the start of a header.
+constexpr std::array<std::string_view, 3> kHeaderStarts{kHarmonyChannel, " to=", "to="};
+
+bool starts_header(std::string_view rest) {
+  for (std::string_view start : kHeaderStarts) {
+    if (rest.starts_with(start)) return true;
+  }
+  return false;
+}
+
+// Whether text that has no <|message|> yet may still become a header.
 bool may_become_header(std::string_view rest) {
   if (rest.size() > kMaxHeader) return false;
-  if (rest.empty() || rest.front() == '<') return true;
-  std::string_view to = kHarmonyToFunctions;
-  return rest.starts_with(to.substr(0, std::min(to.size(), rest.size()))) || rest.starts_with(" to=");
+  for (std::string_view start : kHeaderStarts) {
+    if (rest.starts_with(start) || start.starts_with(rest)) return true;
+  }
+  return false;
 }
 
 void append_part(std::string& out, std::string_view body) {
@@ -55,6 +65,15 @@ std::string_view trim(std::string_view s) {
 void parse_harmony(std::string_view text, const ParseContext& context, ReplyParts& parts) {
   size_t p = 0;
   while (p < text.size()) {
+    // A message may restate its role: <|start|>assistant.
+    if (starts_with_at(text, p, kHarmonyStart)) {
+      size_t role_end = p + kHarmonyStart.size();
+      while (role_end < text.size() && text[role_end] != '<' && text[role_end] != ' ') ++role_end;
+      if (role_end >= text.size()) return;  // nothing of it is content
+      p = role_end;
+    } else if (context.partial && kHarmonyStart.starts_with(text.substr(p))) {
+      return;
+    }
     size_t message = text.find(kHarmonyMessage, p);
     if (message == std::string_view::npos || message - p > kMaxHeader) {
       std::string_view rest = text.substr(p);
@@ -63,7 +82,7 @@ void parse_harmony(std::string_view text, const ParseContext& context, ReplyPart
       return;
     }
     std::string_view header = text.substr(p, message - p);
-    if (header.find(kHarmonyChannel) == std::string_view::npos) {
+    if (!starts_header(header) || header.find(kHarmonyChannel) == std::string_view::npos) {
       parts.content += text.substr(p);  // not harmony: plain text
       return;
     }
@@ -95,13 +114,6 @@ void parse_harmony(std::string_view text, const ParseContext& context, ReplyPart
       append_part(parts.content, body);
     }
     p = next;
-    // Each later message restates its role: <|start|>assistant.
-    if (starts_with_at(text, p, kHarmonyStart)) {
-      size_t role_end = p + kHarmonyStart.size();
-      while (role_end < text.size() && text[role_end] != '<' && text[role_end] != ' ') ++role_end;
-      if (role_end >= text.size() && context.partial) return;
-      p = role_end;
-    }
   }
 }
 
