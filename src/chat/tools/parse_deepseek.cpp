@@ -42,7 +42,10 @@ Block read_deepseek_block(std::string_view text, size_t at, std::string_view tri
     std::string_view rest = text.substr(std::min(p, text.size()));
     if (!rest.starts_with(kDeepSeekCallBegin)) return stop_here(kDeepSeekCallBegin.starts_with(rest));
     size_t header = p + kDeepSeekCallBegin.size();
-    size_t sep = text.find(kDeepSeekSep, header);
+    // Searched within the header's bound only: a reply of many begin markers stays linear.
+    size_t window = std::min(text.size() - header, kMaxHeader + kDeepSeekSep.size());
+    size_t sep = text.substr(header, window).find(kDeepSeekSep);
+    if (sep != std::string_view::npos) sep += header;
     if (sep == std::string_view::npos || sep - header > kMaxHeader) {
       bool may_continue = sep == std::string_view::npos && text.size() - header <= kMaxHeader;
       return stop_here(may_continue);
@@ -52,7 +55,8 @@ Block read_deepseek_block(std::string_view text, size_t at, std::string_view tri
     std::string name;
     size_t args_at;
     if (first == "function") {
-      size_t newline = text.find('\n', after_sep);
+      size_t newline = text.substr(after_sep, std::min(text.size() - after_sep, kMaxHeader + 1)).find('\n');
+      if (newline != std::string_view::npos) newline += after_sep;
       if (newline == std::string_view::npos) return stop_here(text.size() - after_sep <= kMaxHeader);
       name = std::string(trim(text.substr(after_sep, newline - after_sep)));
       args_at = skip_json_space(text, newline + 1);
