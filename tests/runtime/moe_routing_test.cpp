@@ -112,28 +112,37 @@ const ArchitectureRegistration kRoutedGptOss{routed("gpt-oss", {256, 2, 8, 4, 12
 const ArchitectureRegistration kRoutedDeepSeek2{
     routed("deepseek2", {256, 3, 8, 1, 512, 1024, 1024, 8, 2, 128})};
 
-class MoeRouting : public ::testing::TestWithParam<const char*> {};
+class MoeRouting : public ::testing::TestWithParam<const char*> {
+ protected:
+  // The routed model of the parameter's architecture (seed 11, its "small" shape) in a context.
+  std::unique_ptr<Context> routed_context(const std::string& file_suffix, int32_t n_ctx, int32_t n_batch) {
+    const std::string architecture = std::string("test_routes_") + GetParam();
+    const std::string file = testing::scratch_dir() + "/../" + architecture + file_suffix + ".gguf";
+    SynthOptions synth;
+    synth.architecture = architecture;
+    synth.preset = "small";
+    synth.seed = 11;
+    EXPECT_TRUE(synthesize(synth, file));
+    auto model = LoadedModel::load(file, LoadOptions{"cpu", 2});
+    EXPECT_TRUE(model) << model.error().message();
+    if (!model) return nullptr;
+    ContextOptions options;
+    options.n_ctx = n_ctx;
+    if (n_batch > 0) options.n_batch = n_batch;
+    auto context = Context::create(std::move(model).value(), options);
+    EXPECT_TRUE(context) << context.error().message();
+    return context ? std::move(context).value() : nullptr;
+  }
+};
 
 TEST_P(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
-  const std::string architecture = std::string("test_routes_") + GetParam();
-  const std::string file = testing::scratch_dir() + "/../" + architecture + ".gguf";
-  SynthOptions synth;
-  synth.architecture = architecture;
-  synth.preset = "small";
-  synth.seed = 11;
-  ASSERT_TRUE(synthesize(synth, file));
-  auto model = LoadedModel::load(file, LoadOptions{"cpu", 2});
-  ASSERT_TRUE(model) << model.error().message();
-  ContextOptions options;
-  options.n_ctx = 256;
-  options.n_batch = 128;
-  auto context = Context::create(std::move(model).value(), options);
-  ASSERT_TRUE(context) << context.error().message();
+  auto context = routed_context("", 256, 128);
+  ASSERT_NE(context, nullptr);
   constexpr int kTokens = 84, kExperts = 8, kUsed = 2;
   std::vector<BatchEntry> batch;
   for (int i = 0; i < kTokens; ++i)
     batch.push_back({static_cast<TokenId>(3 + (i * 37 + 11) % 1000), static_cast<Position>(i), 0, true});
-  ASSERT_TRUE((*context)->decode(batch));
+  ASSERT_TRUE(context->decode(batch));
   ASSERT_EQ(RoutedModel::chosen.size(), 2u);  // DeepSeek's first layer is dense
   for (size_t il = 0; il < RoutedModel::chosen.size(); ++il) {
     const Tensor& ids = *RoutedModel::chosen[il];
@@ -165,21 +174,10 @@ TEST_P(MoeRouting, TokensGoToManyExpertsInEveryLayer) {
 // experts and rows), matches the memory plan's figure (`sinter inspect`: per token, weights read)
 // within 5 %.
 TEST_P(MoeRouting, OneTokenReadsWhatTheMemoryPlanSays) {
-  const std::string architecture = std::string("test_routes_") + GetParam();
-  const std::string file = testing::scratch_dir() + "/../" + architecture + "-reads.gguf";
-  SynthOptions synth;
-  synth.architecture = architecture;
-  synth.preset = "small";
-  synth.seed = 11;
-  ASSERT_TRUE(synthesize(synth, file));
-  auto model = LoadedModel::load(file, LoadOptions{"cpu", 2});
-  ASSERT_TRUE(model) << model.error().message();
-  ContextOptions options;
-  options.n_ctx = 64;
-  auto context = Context::create(std::move(model).value(), options);
-  ASSERT_TRUE(context) << context.error().message();
+  auto context = routed_context("-reads", 64, 0);
+  ASSERT_NE(context, nullptr);
   const BatchEntry token{17, 0, 0, true};
-  ASSERT_TRUE((*context)->decode(std::span<const BatchEntry>(&token, 1)));
+  ASSERT_TRUE(context->decode(std::span<const BatchEntry>(&token, 1)));
 
   // The largest share of each weight any node read.
   std::map<const Tensor*, double> share;

@@ -1,5 +1,4 @@
-// Small GBNF text utilities: literals, and renaming a grammar's rules.
-#include <cstdio>
+// Renaming a grammar's rules, so that several converted grammars can share one.
 
 #include "chat/tools/tool_grammar.h"
 
@@ -23,31 +22,6 @@ size_t skip_quoted(std::string_view text, size_t pos, char close) {
 }
 
 }  // namespace
-
-std::string gbnf_literal(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02X", byte);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
 
 Result<std::string> prefix_gbnf_rules(std::string_view gbnf, std::string_view prefix) {
   std::string out;

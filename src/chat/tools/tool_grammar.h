@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "chat/tools/tool_format.h"
+#include "sample/json_schema/gbnf_rules.h"
 #include "sinter/result.h"
 
 namespace sinter::chat::tools {
@@ -60,7 +61,7 @@ Result<ToolGrammar> build_tool_grammar(const ToolFormat& format, std::span<const
 // literal or class.
 Result<std::string> prefix_gbnf_rules(std::string_view gbnf, std::string_view prefix);
 
-// `text` as a GBNF string literal, quotes included.
-std::string gbnf_literal(std::string_view text);
+// `text` as a GBNF string literal, quotes included (the schema converter's escaping).
+using json_schema::gbnf_literal;
 
 }  // namespace sinter::chat::tools
