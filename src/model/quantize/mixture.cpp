@@ -30,7 +30,7 @@ constexpr std::array<Mixture, 20> kMixtures = {{
     {MixtureId::kQ6_K, "Q6_K", 18, DType::Q6_K, "6.5625 bits per weight"},
     {MixtureId::kIQ4_NL, "IQ4_NL", 25, DType::IQ4_NL, "4.5 bits per weight, non-linear levels"},
     {MixtureId::kIQ4_XS, "IQ4_XS", 30, DType::IQ4_XS, "4.25 bits per weight, non-linear levels"},
-    {MixtureId::kMXFP4_MOE, "MXFP4_MOE", 38, DType::Q8_0,
+    {MixtureId::kMXFP4_MOE, "MXFP4_MOE", 38, DType::MXFP4,
      "MXFP4 experts (4.25 bits per weight), Q8_0 elsewhere"},
 }};
 

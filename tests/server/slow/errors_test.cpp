@@ -126,9 +126,9 @@ TEST_F(Errors, InvalidOptionValues) {
                "token 99999 is outside the vocabulary", true);
   expect_error(openai(*server_, {{"top_logprobs", 2}}), 400, "top_logprobs needs logprobs: true", true);
   expect_error(openai(*server_, {{"tools", {{{"type", "function"}}}}}), 400, "tools are not supported", true);
-  expect_error(openai(*server_, {{"response_format", {{"type", "json_object"}}}}), 400,
-               "response_format.type 'json_object' is not supported", true);
-  expect_error(generate(*server_, {{"format", "json"}}), 400, "format (structured output) is not supported");
+  expect_error(openai(*server_, {{"response_format", {{"type", "xml"}}}}), 400,
+               "response_format.type 'xml' is not supported (text, json_object, json_schema)", true);
+  expect_error(generate(*server_, {{"format", "yaml"}}), 400, "format must be \"json\" or a JSON schema object");
   expect_error(generate(*server_, {{"images", {"aGk="}}}), 400, "images are not supported");
   expect_error(generate(*server_, {{"template", "{% if %}"}}), 400, "template (a Jinja chat template)");
   expect_error(generate(*server_, {{"template", "{{ .Prompt "}}), 400, "template (a Go template)");
