@@ -128,11 +128,13 @@ TEST_F(Errors, InvalidOptionValues) {
   expect_error(openai(*server_, {{"tools", {{{"type", "function"}}}}}), 400, "tools are not supported", true);
   expect_error(openai(*server_, {{"response_format", {{"type", "xml"}}}}), 400,
                "response_format.type 'xml' is not supported (text, json_object, json_schema)", true);
-  expect_error(generate(*server_, {{"format", "yaml"}}), 400, "format must be \"json\" or a JSON schema object");
+  expect_error(generate(*server_, {{"format", "yaml"}}), 400,
+               "format must be \"json\" or a JSON schema object");
   expect_error(generate(*server_, {{"images", {"aGk="}}}), 400, "images are not supported");
   expect_error(generate(*server_, {{"template", "{% if %}"}}), 400, "template (a Jinja chat template)");
   expect_error(generate(*server_, {{"template", "{{ .Prompt "}}), 400, "template (a Go template)");
-  expect_error(generate(*server_, {{"options", {{"mirostat", 1}}}}), 400, "options.mirostat is not supported");
+  expect_error(generate(*server_, {{"options", {{"mirostat", 1}}}}), 400,
+               "options.mirostat is not supported");
 }
 
 TEST_F(Errors, UnknownModelsRoutesAndLimits) {

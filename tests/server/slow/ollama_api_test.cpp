@@ -13,16 +13,7 @@ namespace {
 
 const std::regex kTimestamp(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z)");
 
-class OllamaApi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    models_ = make_models_dir();
-    server_ = ServerProcess::start({"--models", models_, "--parallel", "2", "-t", "1"});
-    ASSERT_NE(server_, nullptr);
-  }
-  std::string models_;
-  std::unique_ptr<ServerProcess> server_;
-};
+class OllamaApi : public ModelsServerTest {};
 
 // The fields of a final /api/generate or /api/chat object.
 void expect_final_fields(const Json& final, const std::string& model, int num_predict) {

@@ -8,16 +8,7 @@
 namespace sinter::testing {
 namespace {
 
-class OpenAiApi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    models_ = make_models_dir();
-    server_ = ServerProcess::start({"--models", models_, "--parallel", "2", "-t", "1"});
-    ASSERT_NE(server_, nullptr);
-  }
-  std::string models_;
-  std::unique_ptr<ServerProcess> server_;
-};
+class OpenAiApi : public ModelsServerTest {};
 
 int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -2,6 +2,7 @@
 // and an HTTP client (cpp-httplib's) to talk to it: plain requests, NDJSON and SSE streams.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/types.h>
 
@@ -99,5 +100,17 @@ namespace sinter::testing {
 
 // A folder with stories260K.gguf (linked) and a random-weight tiny llama, "random-tiny.gguf".
 std::string make_models_dir();
+
+// One `sinter serve --models DIR --parallel 2 -t 1` process per test, over make_models_dir().
+class ModelsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    models_ = make_models_dir();
+    server_ = ServerProcess::start({"--models", models_, "--parallel", "2", "-t", "1"});
+    ASSERT_NE(server_, nullptr);
+  }
+  std::string models_;
+  std::unique_ptr<ServerProcess> server_;
+};
 
 }  // namespace sinter::testing

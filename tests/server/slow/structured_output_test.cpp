@@ -9,16 +9,7 @@
 namespace sinter::testing {
 namespace {
 
-class StructuredOutput : public ::testing::Test {
- protected:
-  void SetUp() override {
-    models_ = make_models_dir();
-    server_ = ServerProcess::start({"--models", models_, "--parallel", "2", "-t", "1"});
-    ASSERT_NE(server_, nullptr);
-  }
-  std::string models_;
-  std::unique_ptr<ServerProcess> server_;
-};
+class StructuredOutput : public ModelsServerTest {};
 
 // {"count": integer 1..20, "mood": "happy" | "sad", "tags": 1..3 short strings}, count and
 // mood required.
