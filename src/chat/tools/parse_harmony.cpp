@@ -89,15 +89,7 @@ void parse_harmony(std::string_view text, const ParseContext& context, ReplyPart
     std::string_view channel = header_word(header, kHarmonyChannel);
     std::string_view recipient = header_word(header, "to=");
     size_t body_begin = message + kHarmonyMessage.size();
-    size_t body_end = text.size();
-    size_t next = text.size();
-    for (std::string_view end : kBodyEnds) {
-      size_t found = text.find(end, body_begin);
-      if (found < body_end) {
-        body_end = found;
-        next = found + end.size();
-      }
-    }
+    const auto [body_end, next] = find_first_marker(text, body_begin, kBodyEnds);
     bool closed = body_end < text.size();
     std::string_view body = text.substr(body_begin, body_end - body_begin);
     if (!closed && context.partial) body.remove_suffix(held_marker_prefix(body, kBodyEnds));

@@ -101,15 +101,7 @@ std::optional<ToolCall> builtin_call(std::string_view body) {
 Block read_python_tag_block(std::string_view text, size_t at, std::string_view trigger,
                             const ParseContext& context, ReplyParts& parts) {
   size_t body_begin = at + trigger.size();
-  size_t body_end = text.size();
-  size_t end = text.size();
-  for (std::string_view stop : kPythonTagEnds) {
-    size_t found = text.find(stop, body_begin);
-    if (found < body_end) {
-      body_end = found;
-      end = found + stop.size();
-    }
-  }
+  const auto [body_end, end] = find_first_marker(text, body_begin, kPythonTagEnds);
   if (context.partial && body_end == text.size()) return {CallOutcome::kPending, at, false};
   std::string_view body = trim(text.substr(body_begin, body_end - body_begin));
   if (body.empty()) return {};

@@ -6,6 +6,15 @@ bool starts_with_at(std::string_view text, size_t pos, std::string_view word) {
   return pos <= text.size() && text.substr(pos).starts_with(word);
 }
 
+MarkerFound find_first_marker(std::string_view text, size_t pos, std::span<const std::string_view> markers) {
+  MarkerFound first{text.size(), text.size()};
+  for (std::string_view marker : markers) {
+    const size_t found = text.find(marker, pos);
+    if (found < first.begin) first = {found, found + marker.size()};
+  }
+  return first;
+}
+
 size_t held_marker_prefix(std::string_view text, std::span<const std::string_view> markers) {
   size_t held = 0;
   for (std::string_view marker : markers) {

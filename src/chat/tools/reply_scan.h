@@ -37,6 +37,14 @@ bool starts_with_at(std::string_view text, size_t pos, std::string_view word);
 // holds back because the next piece may complete a marker).
 size_t held_marker_prefix(std::string_view text, std::span<const std::string_view> markers);
 
+// The first of `markers` found in `text` from `pos`: where it starts and where it ends (both
+// text.size() when none is there).
+struct MarkerFound {
+  size_t begin;
+  size_t end;
+};
+MarkerFound find_first_marker(std::string_view text, size_t pos, std::span<const std::string_view> markers);
+
 // Skips blanks and then each of `markers` in order where present. A remainder that is a proper
 // prefix of the next marker is swallowed (returns text.size()): it can only become that marker,
 // and a partial parse must not show it as content.
