@@ -4,6 +4,7 @@
 // (BERT: [CLS] text [SEP]) and embedded many per forward pass. Prints a JSON array of vectors
 // (`--output json`), or one vector per line (`jsonl`); with pooling `none` an input's entry is
 // the array of its tokens' vectors.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -27,6 +28,8 @@ struct EmbedArgs {
   std::string backend = "cpu";
   int threads = 0;
   int32_t n_ctx = 0;
+  int32_t inputs_per_pass = 0;
+  bool verbose = false;
 };
 
 // One input per line of the file (empty lines skipped).
@@ -101,8 +104,18 @@ int run(EmbedArgs& args) {
   }
   auto context = Context::create(*loaded, embedding_context_options(shape, args.n_ctx));
   if (!context) return fail(context.error().message());
+  options.max_inputs_per_pass = args.inputs_per_pass;
+  const auto start = std::chrono::steady_clock::now();
   auto vectors = embed_batch(**context, inputs, options);
   if (!vectors) return fail(vectors.error().message());
+  if (args.verbose) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    size_t tokens = 0;
+    for (const auto& input : inputs) tokens += input.size();
+    std::fprintf(stderr, "sinter embed: %zu inputs, %zu tokens in %.3f s: %.1f inputs/s, %.1f tokens/s\n",
+                 inputs.size(), tokens, seconds, static_cast<double>(inputs.size()) / seconds,
+                 static_cast<double>(tokens) / seconds);
+  }
 
   const bool per_token = options.pooling.value_or(shape.pooling) == Pooling::kNone;
   const auto n_embd = static_cast<size_t>(shape.n_embd);
@@ -130,6 +143,10 @@ CommandRun setup(CLI::App* app) {
   add_backend_flag(app, args->backend);
   add_threads_flag(app, args->threads);
   add_context_flag(app, args->n_ctx, "positions per pass (0: the model's, at most 8192)");
+  bounded(app->add_option("--inputs-per-pass", args->inputs_per_pass,
+                          "most inputs per forward pass (0: as many as fit; 1: one at a time)"),
+          0, kMaxSequences, "0");
+  app->add_flag("-v,--verbose", args->verbose, "print the inputs, tokens and time of the passes to stderr");
   return [args] { return run(*args); };
 }
 

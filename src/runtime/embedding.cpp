@@ -187,11 +187,12 @@ Result<std::vector<std::vector<float>>> embed_batch(Context& context,
   const auto limit = static_cast<size_t>(std::min(context.n_batch(), context.n_ctx()));
   std::vector<std::vector<float>> out;
   out.reserve(inputs.size());
+  const auto per_pass = static_cast<size_t>(
+      options.max_inputs_per_pass > 0 ? std::min(options.max_inputs_per_pass, kMaxSequences) : kMaxSequences);
   // Greedy packing in input order: a pass takes inputs while their tokens fit.
   for (size_t first = 0; first < inputs.size();) {
     size_t last = first, tokens = 0;
-    while (last < inputs.size() && last - first < static_cast<size_t>(kMaxSequences) &&
-           tokens + inputs[last].size() <= limit) {
+    while (last < inputs.size() && last - first < per_pass && tokens + inputs[last].size() <= limit) {
       tokens += inputs[last++].size();
     }
     SINTER_TRY(embed_pass(context, inputs.subspan(first, last - first), pooling, options.normalize, &out));

@@ -30,6 +30,9 @@ constexpr int32_t kNormalizeEuclidean = 2;
 struct EmbedOptions {
   std::optional<Pooling> pooling = std::nullopt;  // the file's `{arch}.pooling_type` when not set
   int32_t normalize = kNormalizeNone;
+  // embed_batch: most inputs per forward pass (0: as many as fit, up to kMaxSequences; 1: one
+  // input per pass, as embedding them one at a time would).
+  int32_t max_inputs_per_pass = 0;
 };
 
 std::optional<Pooling> pooling_from_name(std::string_view name);  // none, mean, cls, last, rank

@@ -129,6 +129,14 @@ TEST(Embedding, BatchIndependentBitForBit) {
     auto together = embed_batch(*context, inputs, options);
     ASSERT_TRUE(together) << together.error().message();
     EXPECT_EQ(*together, alone);
+    // At most 1 and 5 inputs per pass: the passes change, the vectors do not.
+    for (int32_t per_pass : {1, 5}) {
+      EmbedOptions limited = options;
+      limited.max_inputs_per_pass = per_pass;
+      auto passes = embed_batch(*context, inputs, limited);
+      ASSERT_TRUE(passes) << passes.error().message();
+      EXPECT_EQ(*passes, alone) << per_pass;
+    }
     // Reversed order, and on two threads.
     std::vector<std::vector<TokenId>> reversed(inputs.rbegin(), inputs.rend());
     auto threaded = embedding_context(tiny_bert(pooling), 2);
