@@ -1,12 +1,13 @@
 // Feeds arbitrary bytes to the HTTP server's request parsers as a request body: the JSON object
-// check, Ollama's "options", OpenAI's parameters (chat and completions), chat messages and
-// keep_alive durations. Every outcome must be a value or an Error with a message — never an
+// check, Ollama's "options", OpenAI's parameters (chat and completions), chat messages,
+// keep_alive durations, and the embedding and rerank bodies. Every outcome must be a value or an Error with a message — never an
 // exception, a crash, a hang or a leak. Seeds: fuzz/corpus/request/ (bodies of each API).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "server/durations.h"
+#include "server/embed_request.h"
 #include "server/json_fields.h"
 #include "server/messages.h"
 #include "server/request_parameters.h"
@@ -37,6 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (const auto messages = object.find("messages"); messages != object.end()) {
     check(sinter::server::read_messages(*messages, "messages"));
   }
+  check(sinter::server::parse_ollama_embed(object));
+  check(sinter::server::parse_ollama_embeddings(object));
+  check(sinter::server::parse_openai_embeddings(object));
+  check(sinter::server::parse_rerank(object));
   if (const auto keep_alive = object.find("keep_alive"); keep_alive != object.end()) {
     check(sinter::server::parse_keep_alive(*keep_alive, "keep_alive"));
   }

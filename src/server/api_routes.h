@@ -12,6 +12,10 @@ void add_ollama_routes(http::Router& router, ServerState& state);
 // /v1/chat/completions, /v1/completions, /v1/models, /v1/models/{id}.
 void add_openai_routes(http::Router& router, ServerState& state);
 
+// /api/embed, /api/embeddings (Ollama), /v1/embeddings (OpenAI), /v1/rerank and /rerank
+// (llama-server's and Jina's shape): server/embed_api.cpp.
+void add_embedding_routes(http::Router& router, ServerState& state);
+
 // "2024-05-01T12:00:00.123456789Z" for now.
 std::string now_rfc3339();
 

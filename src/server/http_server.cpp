@@ -83,6 +83,7 @@ void HttpServer::Impl::add_routes() {
   });
   add_ollama_routes(router, state);
   add_openai_routes(router, state);
+  add_embedding_routes(router, state);
 }
 
 void HttpServer::Impl::error_answer(const http::Request& request, int status, const std::string& message,

@@ -76,7 +76,8 @@ void ServerMetrics::record_cancelled(std::string_view model) {
 }
 
 void ServerMetrics::absorb(ServedModel& model) {
-  SchedulerMetrics snapshot = model.scheduler->take_metrics();
+  // An embedding model has no scheduler: only its load counts.
+  SchedulerMetrics snapshot = model.scheduler ? model.scheduler->take_metrics() : SchedulerMetrics{};
   std::lock_guard<std::mutex> lock(mutex_);
   absorb_locked(model, std::move(snapshot));
 }
@@ -110,10 +111,10 @@ std::string ServerMetrics::render(ModelManager& manager) {
   };
   std::vector<Gauges> gauges;
   manager.for_each_loaded([&](ServedModel& model) {
-    SchedulerMetrics snapshot = model.scheduler->take_metrics();
+    SchedulerMetrics snapshot = model.scheduler ? model.scheduler->take_metrics() : SchedulerMetrics{};
     std::lock_guard<std::mutex> lock(mutex_);
-    gauges.push_back(
-        {model.file.name, absorb_locked(model, std::move(snapshot)), model.scheduler->parallel()});
+    gauges.push_back({model.file.name, absorb_locked(model, std::move(snapshot)),
+                      model.scheduler ? model.scheduler->parallel() : 1});
   });
 
   std::lock_guard<std::mutex> lock(mutex_);

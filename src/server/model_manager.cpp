@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "gguf/gguf_file.h"
 #include "memory/kv_cache.h"
+#include "runtime/embedding.h"
 #include "server/model_check.h"
 #include "server/model_info.h"
 #include "server/ollama_store.h"
@@ -93,6 +94,40 @@ void ModelLease::release() {
   model_.reset();  // may be the last reference: the model unloads here
 }
 
+bool serves_embeddings(const ModelShape& shape) { return shape.encoder; }
+
+namespace {
+
+// An embedding model gets one context of its own instead of a scheduler: a request's inputs
+// are packed into passes of n_batch = n_ctx tokens (runtime/embedding.h).
+Status attach_embedder(ServedModel& served, int32_t context) {
+  const ModelShape& shape = served.model->model().shape();
+  const ContextOptions options = embedding_context_options(shape, context);
+  SINTER_ASSIGN(served.embedder, Context::create(served.model, options));
+  served.context_per_sequence = served.embedder->n_ctx();
+  served.memory_bytes =
+      served.model->file().file_bytes() + KvCache::bytes_for(kv_cache_options(shape, options));
+  return ok_status();
+}
+
+// A model that does not serve `use`: why, naming the routes that it does serve.
+Status check_use(std::string_view name, const ServedModel& served, ModelUse use) {
+  const bool embeds = served.embedder != nullptr;
+  if (use == ModelUse::kGenerate && embeds) {
+    return make_error(ErrorCode::kInvalidArgument, "model '", name, "' is an embedding model (",
+                      served.model->model().shape().architecture,
+                      "): it cannot generate text; use /api/embed or /v1/embeddings");
+  }
+  if (use == ModelUse::kEmbed && !embeds) {
+    return make_error(ErrorCode::kInvalidArgument, "model '", name,
+                      "' cannot embed: it is a text-generation (", served.model->model().shape().architecture,
+                      ") model; embeddings need an embedding model (an encoder such as bert)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 int32_t resolve_context(const ServingOptions& options, int32_t n_ctx_train,
                         std::optional<int32_t> requested) {
   if (requested) return std::min(*requested, std::max(n_ctx_train, options.context_per_sequence));
@@ -114,6 +149,18 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
     return make_error(ErrorCode::kFormat, file.path, ": the tokenizer has ", (*tokenizer)->vocab_size(),
                       " tokens but the model's vocabulary is ", shape.n_vocab);
   }
+  const int32_t context = resolve_context(options, shape.n_ctx_train, context_per_sequence);
+  served->context_resolved = context;
+  if (serves_embeddings(shape)) {
+    served->model = loaded;
+    served->tokenizer = std::shared_ptr<const Tokenizer>(std::move(tokenizer).value());
+    if (auto status = attach_embedder(*served, context); !status)
+      return status.error().with_context(file.path);
+    served->loaded_at = std::chrono::system_clock::now();
+    log_info("server", "loaded the embedding model ", file.name, " (", served->context_per_sequence,
+             " tokens per pass) in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+    return served;
+  }
   auto chat_template = chat::ChatTemplate::from_metadata(metadata);
   if (!chat_template) {
     log_warn("server", file.name, ": the chat template cannot be used (", chat_template.error().message(),
@@ -125,8 +172,6 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
     if (!served->has_chat_template)
       log_info("server", file.name, ": the model has no chat template; chat requests use ChatML");
   }
-  const int32_t context = resolve_context(options, shape.n_ctx_train, context_per_sequence);
-  served->context_resolved = context;
   SchedulerOptions scheduler_options;
   scheduler_options.parallel = options.parallel;
   scheduler_options.n_ctx = context * options.parallel;
@@ -387,6 +432,11 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
     entry->keep_alive = options_.default_keep_alive;
     break;
   }
+  // Refused: no lease is taken, and a model this request loaded expires as an idle one does.
+  if (Status use = check_use(name, *entry->served, options.use); !use) {
+    if (entry->leases == 0) set_idle_expiry_locked(*entry);
+    return use.error();
+  }
   ++entry->leases;
   entry->keep_alive = options.keep_alive;
   entry->expires_at.reset();
@@ -468,7 +518,7 @@ std::vector<LoadedModelInfo> ModelManager::loaded() {
     LoadedModelInfo info;
     info.file = entry.file;
     info.context_per_sequence = entry.served->context_per_sequence;
-    info.parallel = entry.served->scheduler->parallel();
+    info.parallel = entry.served->scheduler ? entry.served->scheduler->parallel() : 1;
     info.memory_bytes = entry.served->memory_bytes;
     info.requests = entry.leases;
     if (entry.leases == 0) {
@@ -531,7 +581,7 @@ void ModelManager::preload(const std::string& name) {
     preloading_ = true;
   }
   preloader_ = std::thread([this, name] {
-    auto lease = acquire(name, {options_.default_keep_alive, std::nullopt});
+    auto lease = acquire(name, {options_.default_keep_alive, std::nullopt, ModelUse::kAny});
     std::lock_guard<std::mutex> lock(mutex_);
     if (!lease) preload_error_ = lease.error().message();
     preloading_ = false;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "runtime/context.h"
 #include "runtime/loaded_model.h"
 #include "runtime/scheduler.h"
 #include "server/durations.h"
@@ -70,6 +71,14 @@ struct ServingOptions {
   KeepAlive default_keep_alive = std::chrono::minutes(5);
 };
 
+// What a request uses a model for. An embedding model (serves_embeddings) has no scheduler and
+// refuses generation; a text-generation model refuses embeddings (a 400 naming the other kind).
+enum class ModelUse { kAny, kGenerate, kEmbed };
+
+// Whether a model of this shape is served for embeddings and reranking rather than generation:
+// an encoder (BERT and its kin: hidden states, no LM head). See docs/EMBEDDINGS.md, "Server".
+bool serves_embeddings(const ModelShape& shape);
+
 // A loaded model and its scheduler, shared by the requests that use it.
 struct ServedModel {
   ModelFile file;
@@ -80,8 +89,12 @@ struct ServedModel {
   // A model of an Ollama store: its template, system prompt and parameters apply to requests
   // (server/prompt.h, server/generation_request.h). Null for a GGUF file.
   const Modelfile* modelfile() const { return file.modelfile.get(); }
-  std::unique_ptr<Scheduler> scheduler;
-  int32_t context_per_sequence = 0;  // as the scheduler has it
+  std::unique_ptr<Scheduler> scheduler;  // null for an embedding model
+  // An embedding model: one context (embedding_context_options), used by one request at a time
+  // under `embed_mutex`; null for a text-generation model.
+  std::unique_ptr<Context> embedder;
+  std::mutex embed_mutex;
+  int32_t context_per_sequence = 0;  // as the scheduler has it (an embedding model: its context)
   int32_t context_resolved = 0;      // as asked for (see resolve_context)
   uint64_t memory_bytes = 0;         // weights + KV cache
   SystemTime loaded_at;
@@ -153,6 +166,8 @@ class ModelManager {
     // A context per sequence (Ollama's num_ctx): used when this request loads the model, and the
     // model is reloaded with it when it differs and no request uses the model.
     std::optional<int32_t> context_per_sequence;
+    // A model that does not serve this use is refused (kInvalidArgument) once loaded.
+    ModelUse use = ModelUse::kGenerate;
   };
   // Loads the model if needed (other requests for it wait for the same load).
   Result<ModelLease> acquire(std::string_view name, const AcquireOptions& options);

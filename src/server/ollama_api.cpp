@@ -349,8 +349,9 @@ Status handle_tokenize(ServerState& state, const http::Request& req, http::Respo
   if (!content) return make_error(ErrorCode::kInvalidArgument, "content is required (the text to tokenize)");
   SINTER_ASSIGN(const auto add_special, fields.boolean("add_special"));
   SINTER_ASSIGN(const auto parse_special, fields.boolean("parse_special"));
-  SINTER_ASSIGN(ModelLease lease,
-                state.models->acquire(*model, {state.models->options().default_keep_alive, {}}));
+  SINTER_ASSIGN(
+      ModelLease lease,
+      state.models->acquire(*model, {state.models->options().default_keep_alive, {}, ModelUse::kAny}));
   SINTER_ASSIGN(const std::vector<TokenId> tokens,
                 lease->tokenizer->encode(
                     *content, EncodeOptions{add_special.value_or(true), parse_special.value_or(true)}));
@@ -367,8 +368,9 @@ Status handle_detokenize(ServerState& state, const http::Request& req, http::Res
   if (ids == nullptr)
     return make_error(ErrorCode::kInvalidArgument, "tokens is required (an array of token ids)");
   SINTER_ASSIGN(const auto render_special, fields.boolean("render_special"));
-  SINTER_ASSIGN(ModelLease lease,
-                state.models->acquire(*model, {state.models->options().default_keep_alive, {}}));
+  SINTER_ASSIGN(
+      ModelLease lease,
+      state.models->acquire(*model, {state.models->options().default_keep_alive, {}, ModelUse::kAny}));
   SINTER_ASSIGN(const PromptTokens tokens, prompt_from_ids(*lease, *ids, "tokens"));
   const std::string content = lease->tokenizer->decode(tokens.tokens, render_special.value_or(false));
   reply_json(res, {{"model", *model}, {"content", content}});
@@ -404,8 +406,7 @@ void add_ollama_routes(http::Router& router, ServerState& state) {
   const auto not_supported = [](const http::Request& req, http::Response& res) {
     reply_error(res, 501, req.path + " is not supported: sinter serves the GGUF files it was started with");
   };
-  for (const char* path :
-       {"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/embed", "/api/embeddings"}) {
+  for (const char* path : {"/api/pull", "/api/push", "/api/create", "/api/copy"}) {
     router.add("POST", path, not_supported);
   }
   router.add("DELETE", "/api/delete", not_supported);

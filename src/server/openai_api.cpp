@@ -300,9 +300,6 @@ void add_openai_routes(http::Router& router, ServerState& state) {
     if (!file) return reply_openai_error(res, file.error());
     reply_json(res, model_object(*file));
   });
-  router.add("POST", "/v1/embeddings", [](const http::Request&, http::Response& res) {
-    reply_openai_error(res, 501, "/v1/embeddings is not supported");
-  });
 }
 
 }  // namespace sinter::server
