@@ -236,7 +236,8 @@ TEST(CpuOps, AttentionOverCachedRowsWithGroupedHeads) {
     GraphRunner::write(index, std::vector<int32_t>{0, 0, 0, 1, 2, 3, 4, 1, 5});
     runner.run();
     const auto result = GraphRunner::read(out);
-    const auto rounded = [&](float x) { return cache_type == DType::F16 ? f16_to_f32(f32_to_f16(x)) : x; };
+    const bool f16_cache = cache_type == DType::F16;  // (clang 14 lambdas cannot capture bindings)
+    const auto rounded = [&](float x) { return f16_cache ? f16_to_f32(f32_to_f16(x)) : x; };
     for (int t = 0; t < n_tokens; ++t) {
       for (int h = 0; h < n_head; ++h) {
         const int gk = h / 2;
