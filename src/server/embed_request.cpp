@@ -120,16 +120,16 @@ Result<EmbedRequest> parse_openai_embeddings(const Json& body) {
     out.inputs.push_back({input->get<std::string>(), {}});
   } else if (input->is_array()) {
     if (input->empty()) return make_error(ErrorCode::kInvalidArgument, "input must not be an empty array");
-    if (input->size() > kMaxOpenAiInputs) {
-      return make_error(ErrorCode::kInvalidArgument, "input has ", input->size(),
-                        " items, more than the limit of ", kMaxOpenAiInputs);
-    }
     const Json& first = input->front();
     if (first.is_number()) {
       // One input as token ids.
       SINTER_ASSIGN(auto tokens, token_list(*input, "input"));
       out.inputs.push_back({std::nullopt, std::move(tokens)});
     } else {
+      if (input->size() > kMaxOpenAiInputs) {
+        return make_error(ErrorCode::kInvalidArgument, "input has ", input->size(),
+                          " items, more than the limit of ", kMaxOpenAiInputs);
+      }
       for (size_t i = 0; i < input->size(); ++i) {
         const Json& item = (*input)[i];
         const std::string field = "input[" + std::to_string(i) + "]";
