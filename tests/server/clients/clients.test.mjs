@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { Server, eventually, storiesModel } from './support.mjs';
+import { Server, eventually, repo, sinterBin, storiesModel } from './support.mjs';
 
 const model = 'stories260K';
 const short = { num_predict: 6, temperature: 0 };
@@ -250,5 +250,96 @@ describe('clients that go away', () => {
     assert.equal(await server.metric(`sinter_active_sequences{model="${model}"}`), 1, 'the running stream goes on');
     first.abort();
     await reading;
+  });
+});
+
+// A random-weight BERT file with bert-base-uncased's WordPiece vocabulary, its vectors from
+// `sinter embed`, and the official clients' embedding calls against `sinter serve`.
+describe('embeddings with real clients', () => {
+  const bert = 'bert-tiny';
+  const texts = Array.from({ length: 100 }, (_, i) =>
+    Array.from({ length: 1 + ((i * 7) % 23) }, (_, w) => ['dense', 'retrieval', 'of', 'local', 'vectors', 'the', 'fox'][(i + w * 3) % 7]).join(' '));
+  let server;
+  let dir;
+  let expected;  // `sinter embed`'s vectors (L2-normalized), as float32 values
+  const fround = (vector) => Array.from(vector, (x) => Math.fround(x));
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sinter-embed-'));
+    const run = (command, args) => {
+      const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+      assert.equal(result.status, 0, result.stderr);
+      return result.stdout;
+    };
+    run('node', [path.join(repo, 'tests/references/make_bert_tokenizer.mjs'), dir]);
+    const file = path.join(dir, `${bert}.gguf`);
+    run(sinterBin, ['synth', 'bert', file, '--dims', 'tiny', '--seed', '7', '--tokenizer', path.join(dir, 'tokenizer.json'),
+      '--tokenizer-config', path.join(dir, 'tokenizer_config.json')]);
+    expected = JSON.parse(run(sinterBin, ['embed', '-m', file, '-t', '1', ...texts])).map(fround);
+    server = await Server.start(['-m', file, '-t', '1']);
+  });
+  after(async () => {
+    assert.equal(await server.stop(), 0);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('openai client: embeddings.create, float and base64, 100 inputs', async () => {
+    const openai = server.openai();
+    // The client asks for base64 when no encoding_format is given, and decodes it.
+    const plain = await openai.embeddings.create({ model: bert, input: texts });
+    assert.equal(plain.object, 'list');
+    assert.equal(plain.data.length, 100);
+    plain.data.forEach((item, i) => {
+      assert.equal(item.object, 'embedding');
+      assert.equal(item.index, i);
+      assert.deepEqual(fround(item.embedding), expected[i]);
+    });
+    assert.ok(plain.usage.prompt_tokens > 200);
+    assert.equal(plain.usage.total_tokens, plain.usage.prompt_tokens);
+
+    const floats = await openai.embeddings.create({ model: bert, input: texts, encoding_format: 'float' });
+    floats.data.forEach((item, i) => assert.deepEqual(item.embedding, expected[i]));
+
+    // Asked for by name, base64 comes back as the string: little-endian float32 bytes.
+    const base64 = await openai.embeddings.create({ model: bert, input: texts.slice(0, 3), encoding_format: 'base64' });
+    base64.data.forEach((item, i) => {
+      const bytes = Buffer.from(item.embedding, 'base64');
+      const values = Array.from({ length: bytes.length / 4 }, (_, k) => bytes.readFloatLE(4 * k));
+      assert.deepEqual(values, expected[i]);
+    });
+
+    const one = await openai.embeddings.create({ model: bert, input: texts[5], dimensions: 8, encoding_format: 'float' });
+    assert.equal(one.data[0].embedding.length, 8);
+    await assert.rejects(openai.embeddings.create({ model: bert, input: texts[0], dimensions: 1000 }),
+      (error) => error.status === 400 && /64-dimensional/.test(error.message));
+    await assert.rejects(openai.chat.completions.create({ model: bert, messages: [{ role: 'user', content: 'Hi' }] }),
+      (error) => error.status === 400 && /embedding model/.test(error.message));
+  });
+
+  test('ollama client: embed (100 inputs, truncate, dimensions) and embeddings', async () => {
+    const ollama = server.ollama();
+    const many = await ollama.embed({ model: bert, input: texts });
+    assert.equal(many.model, bert);
+    assert.equal(many.embeddings.length, 100);
+    many.embeddings.forEach((vector, i) => assert.deepEqual(vector, expected[i]));
+    assert.ok(many.prompt_eval_count > 200);
+    assert.ok(many.total_duration > 0);
+
+    const one = await ollama.embed({ model: bert, input: texts[0], keep_alive: '1m', options: { num_ctx: 512 } });
+    assert.deepEqual(one.embeddings, [expected[0]]);
+
+    const long = 'dense retrieval of local vectors '.repeat(200);
+    const cut = await ollama.embed({ model: bert, input: long });
+    assert.equal(cut.prompt_eval_count, 512);
+    await assert.rejects(ollama.embed({ model: bert, input: long, truncate: false }),
+      (error) => /context of 512/.test(error.message));
+
+    const short = await ollama.embed({ model: bert, input: texts[1], dimensions: 16 });
+    assert.equal(short.embeddings[0].length, 16);
+    const norm = Math.hypot(...short.embeddings[0]);
+    assert.ok(Math.abs(norm - 1) < 1e-6, `norm ${norm}`);
+
+    const legacy = await ollama.embeddings({ model: bert, prompt: texts[2] });
+    assert.equal(legacy.embedding.length, 64);
+    await assert.rejects(ollama.generate({ model: bert, prompt: 'Hi' }), (error) => /embedding model/.test(error.message));
   });
 });

@@ -10,7 +10,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '../../..');
 export const shared = process.env.SINTER_SHARED || path.resolve(repo, '../shared');
 export const storiesModel = path.join(shared, 'models/stories260K.gguf');
-const sinterBin = process.env.SINTER_BIN || path.join(repo, 'build/bin/sinter');
+export const sinterBin = process.env.SINTER_BIN || path.join(repo, 'build/bin/sinter');
 
 const references = createRequire(path.join(repo, 'tests/references/package.json'));
 export const { Ollama } = references('ollama');
