@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "gguf/gguf_file.h"
+#include "model/registry.h"
 #include "server/api_routes.h"
 #include "server/durations.h"
 #include "server/generation_request.h"
@@ -316,7 +317,10 @@ Status handle_show(ServerState& state, const http::Request& req, http::Response&
   if (modelfile != nullptr && modelfile->system) answer["system"] = *modelfile->system;
   answer["details"] = details_json(details);
   answer["model_info"] = model_info_json(gguf, details, verbose.value_or(false));
-  answer["capabilities"] = Json::array({"completion"});
+  // An embedding model (an encoder architecture) embeds; the others complete, as Ollama says.
+  const Architecture* architecture = find_architecture(details.family);
+  answer["capabilities"] =
+      Json::array({architecture != nullptr && architecture->encoder ? "embedding" : "completion"});
   answer["modified_at"] = format_rfc3339(file.modified);
   reply_json(res, answer);
   return ok_status();

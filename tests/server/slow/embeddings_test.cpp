@@ -347,6 +347,12 @@ TEST_F(Embeddings, BadRequestsAre400AndTheServerServesOn) {
   const HttpAnswer openai_error = http_post(*server_, "/v1/embeddings", Json{{"model", kBert}});
   EXPECT_EQ(openai_error.json()["error"]["type"], "invalid_request_error");
 
+  // Ollama's capabilities say which is which.
+  EXPECT_EQ(http_post(*server_, "/api/show", Json{{"model", kBert}}).json()["capabilities"],
+            Json::array({"embedding"}));
+  EXPECT_EQ(http_post(*server_, "/api/show", Json{{"model", llama}}).json()["capabilities"],
+            Json::array({"completion"}));
+
   // Still serving, both kinds.
   EXPECT_EQ(http_post(*server_, "/api/embed", Json{{"model", kBert}, {"input", "ok"}}).status, 200);
   EXPECT_EQ(http_get(*server_, "/health").status, 200);
