@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "gguf/gguf_file.h"
 #include "memory/kv_cache.h"
+#include "model/registry.h"
 #include "runtime/embedding.h"
 #include "server/model_check.h"
 #include "server/model_info.h"
@@ -111,19 +112,34 @@ Status attach_embedder(ServedModel& served, int32_t context) {
 }
 
 // A model that does not serve `use`: why, naming the routes that it does serve.
-Status check_use(std::string_view name, const ServedModel& served, ModelUse use) {
-  const bool embeds = served.embedder != nullptr;
+Status check_use(std::string_view name, std::string_view architecture, bool embeds, ModelUse use) {
   if (use == ModelUse::kGenerate && embeds) {
-    return make_error(ErrorCode::kInvalidArgument, "model '", name, "' is an embedding model (",
-                      served.model->model().shape().architecture,
+    return make_error(ErrorCode::kInvalidArgument, "model '", name, "' is an embedding model (", architecture,
                       "): it cannot generate text; use /api/embed or /v1/embeddings");
   }
   if (use == ModelUse::kEmbed && !embeds) {
     return make_error(ErrorCode::kInvalidArgument, "model '", name,
-                      "' cannot embed: it is a text-generation (", served.model->model().shape().architecture,
+                      "' cannot embed: it is a text-generation (", architecture,
                       ") model; embeddings need an embedding model (an encoder such as bert)");
   }
   return ok_status();
+}
+
+Status check_use(std::string_view name, const ServedModel& served, ModelUse use) {
+  return check_use(name, served.model->model().shape().architecture, served.embedder != nullptr, use);
+}
+
+// The same check from a file's header, before loading it (a large model is not loaded only to
+// be refused): its architecture's kind. A header that cannot be read passes (the load says why).
+Status check_file_use(std::string_view name, const std::string& path, ModelUse use) {
+  if (use == ModelUse::kAny) return ok_status();
+  auto file = GgufFile::open(path);
+  if (!file) return ok_status();
+  auto architecture = architecture_of(file->metadata());
+  if (!architecture) return ok_status();
+  const Architecture* found = find_architecture(*architecture);
+  if (found == nullptr) return ok_status();
+  return check_use(name, *architecture, found->encoder, use);
 }
 
 }  // namespace
@@ -392,6 +408,14 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
   // A store model's Modelfile may give its context (PARAMETER num_ctx) where the request does not.
   const std::optional<int32_t> context =
       options.context_per_sequence ? options.context_per_sequence : modelfile_context(entry->file);
+  if (!entry->served && options.use != ModelUse::kAny) {
+    const std::string path = entry->file.path;
+    lock.unlock();
+    const Status use = check_file_use(name, path, options.use);
+    lock.lock();
+    SINTER_TRY(use);
+    entry = nullptr;  // the entry is looked up again by key below
+  }
   // A request's context applies to it alone: a model loaded with another context (a request's
   // num_ctx, or the default when this one asks for none) is reloaded once nobody uses it, and
   // the request waits for that, as Ollama's scheduler does.

@@ -324,6 +324,9 @@ TEST_F(Embeddings, BadRequestsAre400AndTheServerServesOn) {
                "cannot embed");
   expect_error(http_post(*server_, "/v1/embeddings", Json{{"model", llama}, {"input", "hi"}}), 400,
                "cannot embed");
+  // Refused from the file's header: the generation model was not loaded for that.
+  for (const Json& model : http_get(*server_, "/api/ps").json()["models"])
+    EXPECT_NE(model["name"], "llama-tiny:latest");
   // The generation model still generates.
   const HttpAnswer generated = http_post(
       *server_, "/api/generate",
