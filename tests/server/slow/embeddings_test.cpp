@@ -35,6 +35,10 @@ class Embeddings : public ::testing::Test {
                    shell_quote(tokenizer + "/tokenizer.json") + " --tokenizer-config " +
                    shell_quote(tokenizer + "/tokenizer_config.json"));
     ASSERT_EQ(bert.exit_status, 0) << bert.err;
+    // A file without pooling (a vector per token), which the APIs do not serve.
+    const CommandResult none =
+        run_sinter("synth bert " + shell_quote(*dir_ + "/bert-none.gguf") + " --dims tiny --pooling none");
+    ASSERT_EQ(none.exit_status, 0) << none.err;
     synth_model(*dir_, "llama-tiny.gguf", "tiny");
     server_ = ServerProcess::start({"--models", *dir_, "-t", "1", "--parallel", "1"}).release();
   }
@@ -324,6 +328,8 @@ TEST_F(Embeddings, BadRequestsAre400AndTheServerServesOn) {
                "cannot embed");
   expect_error(http_post(*server_, "/v1/embeddings", Json{{"model", llama}, {"input", "hi"}}), 400,
                "cannot embed");
+  expect_error(http_post(*server_, "/api/embed", Json{{"model", "bert-none"}, {"input", "hi"}}), 400,
+               "has no pooling");
   // Refused from the file's header: the generation model was not loaded for that.
   for (const Json& model : http_get(*server_, "/api/ps").json()["models"])
     EXPECT_NE(model["name"], "llama-tiny:latest");
