@@ -1,10 +1,11 @@
 // The embedding routes: Ollama's /api/embed and /api/embeddings, OpenAI's /v1/embeddings, and
 // reranking (/v1/rerank, /rerank). An embedding model has no scheduler: a request takes the
-// model's embedding context for the time of one batched embed_batch call (requests for the
-// same model take turns; other models and other routes are not held up).
+// model's embedding context for one embed_batch call of up to 64 inputs at a time (requests for
+// the same model take turns; other models and other routes are not held up).
 #include <algorithm>
 #include <cmath>
 
+#include "memory/kv_pool.h"
 #include "runtime/embedding.h"
 #include "server/api_routes.h"
 #include "server/embed_request.h"
@@ -15,6 +16,10 @@ namespace sinter::server {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// Inputs embedded per turn on a model's context (one embed_batch call): as many as one pass
+// takes at most (runtime/embedding.h), so packing is as tight as in one call.
+constexpr auto kInputsPerTurn = static_cast<size_t>(kMaxSequences);
 
 int64_t nanoseconds_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
@@ -75,7 +80,8 @@ Result<std::vector<TokenId>> input_tokens(const ServedModel& model, const Embedd
   return truncate_tokens(tokens, body, limit);
 }
 
-Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request) {
+Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request, const http::Request& req,
+                               Clock::time_point arrived) {
   ModelManager::AcquireOptions acquire{
       request.keep_alive.value_or(state.models->options().default_keep_alive), request.context_per_sequence,
       ModelUse::kEmbed};
@@ -100,10 +106,25 @@ Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request) 
     out.tokens += static_cast<int64_t>(tokens.size());
     inputs.push_back(std::move(tokens));
   }
-  {
+  // Inputs go through embed_batch a turn at a time: between turns, other requests for the model
+  // get the context, and a client that went away or a request past the time limit stops.
+  out.vectors.reserve(inputs.size());
+  const std::span<const std::vector<TokenId>> all(inputs);
+  for (size_t first = 0; first < all.size(); first += kInputsPerTurn) {
+    if (req.client_gone()) {
+      state.metrics->record_cancelled(model.file.name);
+      return make_error(ErrorCode::kCancelled, "the client went away");
+    }
+    if (state.request_timeout.count() > 0 && Clock::now() - arrived > state.request_timeout) {
+      return make_error(ErrorCode::kCancelled, "the request ran past the server's time limit of ",
+                        std::chrono::duration<double>(state.request_timeout).count(),
+                        " s (--request-timeout)");
+    }
+    const auto turn = all.subspan(first, std::min(kInputsPerTurn, all.size() - first));
     std::lock_guard<std::mutex> lock(model.embed_mutex);
-    SINTER_ASSIGN(out.vectors,
-                  embed_batch(context, inputs, {.pooling = pooling, .normalize = kNormalizeNone}));
+    SINTER_ASSIGN(auto vectors,
+                  embed_batch(context, turn, {.pooling = pooling, .normalize = kNormalizeNone}));
+    for (auto& vector : vectors) out.vectors.push_back(std::move(vector));
   }
   for (auto& vector : out.vectors) SINTER_TRY(shape_embedding(vector, request.dimensions, request.normalize));
   return out;
@@ -113,7 +134,7 @@ Status handle_ollama_embed(ServerState& state, const http::Request& req, http::R
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const EmbedRequest request, parse_ollama_embed(body));
-  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request));
+  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request, req, arrived));
   Json vectors = Json::array();
   for (const auto& vector : embedded.vectors) vectors.push_back(vector);
   reply_json(res, {{"model", request.model},
@@ -125,17 +146,19 @@ Status handle_ollama_embed(ServerState& state, const http::Request& req, http::R
 }
 
 Status handle_ollama_embeddings(ServerState& state, const http::Request& req, http::Response& res) {
+  const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const EmbedRequest request, parse_ollama_embeddings(body));
-  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request));
+  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request, req, arrived));
   reply_json(res, {{"embedding", embedded.vectors.empty() ? Json::array() : Json(embedded.vectors.front())}});
   return ok_status();
 }
 
 Status handle_openai_embeddings(ServerState& state, const http::Request& req, http::Response& res) {
+  const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const EmbedRequest request, parse_openai_embeddings(body));
-  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request));
+  SINTER_ASSIGN(const Embedded embedded, embed_request(state, request, req, arrived));
   Json data = Json::array();
   for (size_t i = 0; i < embedded.vectors.size(); ++i) {
     const auto& vector = embedded.vectors[i];
@@ -196,6 +219,16 @@ Status shape_embedding(std::vector<float>& values, std::optional<int32_t> dimens
   SINTER_TRY(check_normalization(normalize));
   normalize_embedding(values, normalize);
   return ok_status();
+}
+
+std::vector<size_t> rank_documents(std::span<const float> scores, std::optional<int32_t> top_n) {
+  std::vector<size_t> order(scores.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // NaN (a broken model) ranks last, and keeps the order strict.
+  const auto key = [&](size_t i) { return std::isnan(scores[i]) ? -INFINITY : scores[i]; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
+  if (top_n && static_cast<size_t>(*top_n) < order.size()) order.resize(static_cast<size_t>(*top_n));
+  return order;
 }
 
 void add_embedding_routes(http::Router& router, ServerState& state) {

@@ -27,4 +27,8 @@ std::vector<TokenId> truncate_tokens(std::span<const TokenId> full, std::span<co
 // `dimensions`, and what Matryoshka-trained models expect.
 Status shape_embedding(std::vector<float>& values, std::optional<int32_t> dimensions, int32_t normalize);
 
+// The documents of a rerank answer: their indices by score, highest first (equal scores in
+// document order), the first `top_n` of them (all when not set).
+std::vector<size_t> rank_documents(std::span<const float> scores, std::optional<int32_t> top_n);
+
 }  // namespace sinter::server

@@ -248,5 +248,15 @@ TEST(Embeddings, DimensionsShortenThenNormalize) {
   EXPECT_EQ(status.error().message(), "dimensions must be between 1 and 2, got 3");
 }
 
+TEST(Embeddings, RankDocuments) {
+  const std::vector<float> scores = {0.1f, 2.5f, -1.0f, 2.5f, 0.7f};
+  EXPECT_EQ(rank_documents(scores, std::nullopt), (std::vector<size_t>{1, 3, 4, 0, 2}));
+  EXPECT_EQ(rank_documents(scores, 2), (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(rank_documents(scores, 10), (std::vector<size_t>{1, 3, 4, 0, 2}));
+  EXPECT_TRUE(rank_documents({}, 3).empty());
+  const std::vector<float> with_nan = {NAN, 1.0f, -INFINITY};
+  EXPECT_EQ(rank_documents(with_nan, std::nullopt), (std::vector<size_t>{1, 0, 2}));
+}
+
 }  // namespace
 }  // namespace sinter::server
