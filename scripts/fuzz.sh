@@ -4,11 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSINTER_FUZZ=ON -DSINTER_TESTS=OFF -DSINTER_BENCHMARKS=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_targets
+# SINTER_FUZZ_BUILD: a build folder already configured with -DSINTER_FUZZ=ON (scripts/test.sh's
+# sanitizer build); otherwise build-fuzz, configured here.
+build=${SINTER_FUZZ_BUILD:-build-fuzz}
+if [[ -z ${SINTER_FUZZ_BUILD:-} ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSINTER_FUZZ=ON -DSINTER_TESTS=OFF -DSINTER_BENCHMARKS=OFF >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 shopt -s nullglob
-for target in build-fuzz/bin/fuzz_*; do
+for target in "$build"/bin/fuzz_*; do
   name=$(basename "$target")
   corpus=$(mktemp -d)
   seeds=fuzz/corpus/${name#fuzz_}
