@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace sinter {
 namespace {
@@ -115,7 +116,7 @@ Status SamplerChain::run_stages(std::span<const float> logits, CandidateSet& set
 }
 
 Result<std::span<const Candidate>> SamplerChain::distribution(std::span<const float> logits) {
-  if (matcher_) {
+  if (grammar_active()) {
     SINTER_TRY(mask_logits(logits));
     logits = masked_logits_;
   }
@@ -133,6 +134,7 @@ Result<TokenId> SamplerChain::pick(std::span<const float> logits) {
 
 Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
   if (!matcher_) return pick(logits);
+  if (!grammar_active()) return pick_before_trigger(logits);
   if (grammar_fast_path_) {
     SINTER_ASSIGN(const TokenId first, pick(logits));
     SINTER_ASSIGN(const bool allowed, grammar_allows_token(*matcher_, *grammar_vocabulary_, first));
@@ -140,6 +142,35 @@ Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
   }
   SINTER_TRY(mask_logits(logits));
   return pick(masked_logits_);
+}
+
+Result<bool> SamplerChain::triggers_rejected_text(TokenId id) const {
+  if (grammar_vocabulary_->is_end_of_generation(id)) return false;
+  const std::string_view piece = grammar_vocabulary_->piece(id);
+  const std::optional<size_t> start = lazy_->peek(piece);
+  if (!start) return false;
+  std::string text = lazy_->text();
+  text += piece;
+  SINTER_ASSIGN(const bool allowed, matcher_->allows(std::string_view(text).substr(*start)));
+  return !allowed;
+}
+
+Result<TokenId> SamplerChain::pick_before_trigger(std::span<const float> logits) {
+  SINTER_ASSIGN(TokenId token, pick(logits));
+  SINTER_ASSIGN(bool rejected, triggers_rejected_text(token));
+  if (!rejected) return token;
+  // Rare: ban such tokens one at a time and pick again.
+  if (logits.size() != masked_logits_.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "sampler: got ", logits.size(),
+                      " logits for a vocabulary of ", vocab_size_, " tokens");
+  }
+  std::copy(logits.begin(), logits.end(), masked_logits_.begin());
+  for (int32_t tries = 0; rejected && tries < vocab_size_; ++tries) {
+    masked_logits_[static_cast<size_t>(token)] = -std::numeric_limits<float>::infinity();
+    SINTER_ASSIGN(token, pick(masked_logits_));
+    SINTER_ASSIGN(rejected, triggers_rejected_text(token));
+  }
+  return token;
 }
 
 Status SamplerChain::mask_logits(std::span<const float> logits) {
@@ -162,7 +193,8 @@ Status SamplerChain::mask_logits(std::span<const float> logits) {
 }
 
 Status SamplerChain::set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
-                                 std::shared_ptr<const GrammarVocabulary> vocabulary) {
+                                 std::shared_ptr<const GrammarVocabulary> vocabulary,
+                                 std::vector<GrammarTrigger> triggers) {
   if (!grammar || !vocabulary)
     return make_error(ErrorCode::kInvalidArgument, "sampler: no grammar or vocabulary");
   if (vocabulary->size() != vocab_size_) {
@@ -171,6 +203,8 @@ Status SamplerChain::set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
   }
   grammar_vocabulary_ = std::move(vocabulary);
   matcher_.emplace(std::move(grammar));
+  lazy_.reset();
+  if (!triggers.empty()) lazy_.emplace(std::move(triggers));
   allowed_.assign(static_cast<size_t>(vocab_size_), 0);
   masked_logits_.assign(static_cast<size_t>(vocab_size_), 0.0f);
   return ok_status();
@@ -181,7 +215,20 @@ Status SamplerChain::accept(TokenId token) {
     return make_error(ErrorCode::kInvalidArgument, "sampler: accepted token ", token,
                       " is outside the vocabulary [0, ", vocab_size_, ")");
   }
-  if (matcher_) SINTER_TRY(grammar_accept_token(*matcher_, *grammar_vocabulary_, token));
+  if (matcher_ && !grammar_active()) {
+    if (!grammar_vocabulary_->is_end_of_generation(token)) {
+      const std::string_view piece = grammar_vocabulary_->piece(token);
+      if (const std::optional<size_t> start = lazy_->peek(piece)) {
+        std::string text = lazy_->text();
+        text += piece;
+        // The trigger's text must match; then the scan records it and the grammar is active.
+        SINTER_TRY(matcher_->accept(std::string_view(text).substr(*start)));
+      }
+      lazy_->feed(piece);
+    }
+  } else if (matcher_) {
+    SINTER_TRY(grammar_accept_token(*matcher_, *grammar_vocabulary_, token));
+  }
   window_.push(token);
   return ok_status();
 }
@@ -189,6 +236,7 @@ Status SamplerChain::accept(TokenId token) {
 void SamplerChain::reset() {
   window_.clear();
   if (matcher_) matcher_->reset();
+  if (lazy_) lazy_->reset();
   generator_ = Xoshiro256StarStar(seed_);
 }
 

@@ -20,6 +20,11 @@
 // when it is not (still reproducible: same seed, same tokens). accept() advances the grammar.
 // End-of-generation tokens are allowed only where the grammar can be complete. With a grammar,
 // sample() allocates (the matcher's stacks).
+//
+// A lazy grammar (set_grammar with triggers, sample/grammar/grammar_trigger.h) leaves the text
+// free until it contains a trigger; the text from the trigger's first byte must then match, and
+// every later token is constrained. A token that would complete a trigger whose text the grammar
+// rejects is not sampled (it is banned and the pick repeated).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +37,7 @@
 #include "sample/candidates.h"
 #include "sample/grammar/grammar_mask.h"
 #include "sample/grammar/grammar_matcher.h"
+#include "sample/grammar/grammar_trigger.h"
 #include "sample/grammar/token_trie.h"
 #include "sample/penalties.h"
 #include "sample/random.h"
@@ -63,9 +69,13 @@ class SamplerChain {
 
   // Constrains the tokens sampled from now on (the prompt's tokens, accepted before, are not
   // matched). `vocabulary` must have the chain's vocabulary size.
+  // With `triggers`, the grammar is lazy: off until the generated text contains one.
   Status set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
-                     std::shared_ptr<const GrammarVocabulary> vocabulary);
+                     std::shared_ptr<const GrammarVocabulary> vocabulary,
+                     std::vector<GrammarTrigger> triggers = {});
   const GrammarMatcher* grammar() const { return matcher_ ? &*matcher_ : nullptr; }
+  // A grammar is set and constrains the tokens (not a lazy one still waiting for its trigger).
+  bool grammar_active() const { return matcher_ && (!lazy_ || lazy_->triggered()); }
   // Off: always mask before sampling (tests compare both ways; the tokens are the same for greedy).
   void set_grammar_fast_path(bool on) { grammar_fast_path_ = on; }
 
@@ -87,6 +97,11 @@ class SamplerChain {
   Result<TokenId> pick(std::span<const float> logits);
   // masked_logits_ = logits, with -inf for every token the grammar does not allow now.
   Status mask_logits(std::span<const float> logits);
+  // A lazy grammar waiting for its trigger: an unconstrained pick, except tokens that would
+  // start the grammar on text it rejects.
+  Result<TokenId> pick_before_trigger(std::span<const float> logits);
+  // Whether token `id` would trigger the lazy grammar on text it rejects.
+  Result<bool> triggers_rejected_text(TokenId id) const;
 
   SamplerOptions options_;
   int32_t vocab_size_;
@@ -101,6 +116,7 @@ class SamplerChain {
   // Grammar (optional).
   std::shared_ptr<const GrammarVocabulary> grammar_vocabulary_;
   std::optional<GrammarMatcher> matcher_;
+  std::optional<TriggerScan> lazy_;  // set for a lazy grammar
   bool grammar_fast_path_ = true;
   std::vector<uint8_t> allowed_;      // [vocab_size]
   std::vector<float> masked_logits_;  // [vocab_size]
