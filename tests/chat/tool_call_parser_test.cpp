@@ -186,6 +186,30 @@ TEST_P(ToolCallCorpus, PartialParsesNeverTakeBack) {
   }
 }
 
+// A request without tools: the reasoning is still split off, and call-like text is content.
+TEST(ToolCallParser, WithoutToolCallsTheRestIsContent) {
+  ToolFormat format = tool_format_for(ToolFamily::kHermes);
+  format.reasoning_open = "<think>";
+  format.reasoning_close = "</think>";
+  ParseOptions options;
+  options.tool_calls = false;
+  const std::string text = "<think>hm</think>\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+  const ParsedMessage whole = parse_reply(format, text, options);
+  EXPECT_EQ(whole.reasoning_content, "hm");
+  EXPECT_EQ(whole.content, "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>");
+  EXPECT_TRUE(whole.tool_calls.empty());
+  // A generic-family reply that looks like its JSON is left alone too.
+  const ParsedMessage generic =
+      parse_reply(tool_format_for(ToolFamily::kGeneric), "{\"response\": \"x\"}", options);
+  EXPECT_EQ(generic.content, "{\"response\": \"x\"}");
+  // Streamed, the deltas add up to the same.
+  StreamingParser parser(format, options);
+  std::string content;
+  for (char c : text) content += parser.push(std::string(1, c)).content;
+  content += parser.finish().content;
+  EXPECT_EQ(content, whole.content);
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, ToolCallCorpus,
                          ::testing::Values("hermes", "llama3", "mistral", "mistral-args", "granite",
                                            "phi4-mini", "deepseek-r1", "deepseek-v3.1", "gpt-oss", "generic"),

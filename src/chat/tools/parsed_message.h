@@ -52,6 +52,9 @@ struct ParseOptions {
   // The prompt already opened the reasoning block (prompt_opens_reasoning): the reply starts
   // inside it, and everything before the closing tag is reasoning.
   bool reasoning_open_in_prompt = false;
+  // Look for tool calls. False (a request without tools): after the reasoning, the reply is all
+  // content, whatever it looks like (gpt-oss's channels are still read).
+  bool tool_calls = true;
   // Ids are this prefix + the call's index. Models' own ids are not used: Mistral's array form
   // writes its "id" after the arguments, too late for a stream that has sent the call. A server
   // makes the prefix unique per reply (Mistral's templates want ids of 9 or more characters).

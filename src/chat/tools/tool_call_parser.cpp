@@ -48,6 +48,22 @@ std::optional<std::string_view> split_reasoning(std::string_view text, const Par
   return text.substr(close + format.reasoning_close.size());
 }
 
+// The calls (and the content around them) of the reply after its reasoning, per family.
+void parse_calls(ToolFamily family, std::string_view rest, const ParseContext& context, ReplyParts& parts) {
+  switch (family) {
+    case ToolFamily::kHermes: parse_hermes(rest, context, parts); break;
+    case ToolFamily::kLlama3: parse_llama3(rest, context, parts); break;
+    case ToolFamily::kMistral:
+    case ToolFamily::kMistralArgs: parse_mistral(rest, context, parts); break;
+    case ToolFamily::kGranite:
+    case ToolFamily::kPhi4Mini: parse_tool_call_tag(rest, context, parts); break;
+    case ToolFamily::kDeepSeekR1:
+    case ToolFamily::kDeepSeekV31: parse_deepseek(rest, context, parts); break;
+    case ToolFamily::kGptOss:
+    case ToolFamily::kGeneric: parse_generic(rest, context, parts); break;
+  }
+}
+
 ParsedMessage parse(const ToolFormat& format, std::string_view text, const ParseOptions& options,
                     bool partial) {
   ParseContext context{partial, format, options};
@@ -55,17 +71,10 @@ ParsedMessage parse(const ToolFormat& format, std::string_view text, const Parse
   if (format.family == ToolFamily::kGptOss) {
     parse_harmony(text, context, parts);
   } else if (auto rest = split_reasoning(text, context, parts)) {
-    switch (format.family) {
-      case ToolFamily::kHermes: parse_hermes(*rest, context, parts); break;
-      case ToolFamily::kLlama3: parse_llama3(*rest, context, parts); break;
-      case ToolFamily::kMistral:
-      case ToolFamily::kMistralArgs: parse_mistral(*rest, context, parts); break;
-      case ToolFamily::kGranite:
-      case ToolFamily::kPhi4Mini: parse_tool_call_tag(*rest, context, parts); break;
-      case ToolFamily::kDeepSeekR1:
-      case ToolFamily::kDeepSeekV31: parse_deepseek(*rest, context, parts); break;
-      case ToolFamily::kGptOss:
-      case ToolFamily::kGeneric: parse_generic(*rest, context, parts); break;
+    if (!options.tool_calls) {
+      parts.content += *rest;
+    } else {
+      parse_calls(format.family, *rest, context, parts);
     }
   }
   ParsedMessage message;
