@@ -3,6 +3,51 @@
 #include "server/json_fields.h"
 
 namespace sinter::server {
+namespace {
+
+// An assistant message's tool_calls in the shape templates index: each call {"id"?, "type":
+// "function", "function": {"name", "arguments": object}}; OpenAI's arguments are JSON text.
+Status convert_tool_calls(nlohmann::ordered_json& message, const std::string& where) {
+  const auto found = message.find("tool_calls");
+  if (found == message.end()) return ok_status();
+  nlohmann::ordered_json& calls = *found;
+  if (calls.is_null()) {
+    message.erase("tool_calls");
+    return ok_status();
+  }
+  if (!calls.is_array()) {
+    return make_error(ErrorCode::kInvalidArgument, where, ".tool_calls must be an array, got ",
+                      describe_json(calls));
+  }
+  for (size_t j = 0; j < calls.size(); ++j) {
+    nlohmann::ordered_json& call = calls[j];
+    const std::string call_where = concat(where, ".tool_calls[", j, "]");
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) {
+      return make_error(ErrorCode::kInvalidArgument, call_where,
+                        " must be an object with a \"function\" object");
+    }
+    // Before taking references into the call: an insertion into an ordered object moves them.
+    if (!call.contains("type")) call["type"] = "function";
+    nlohmann::ordered_json& function = call["function"];
+    if (!function.contains("name") || !function["name"].is_string()) {
+      return make_error(ErrorCode::kInvalidArgument, call_where, ".function.name is required");
+    }
+    nlohmann::ordered_json& arguments = function["arguments"];
+    if (arguments.is_null()) {
+      arguments = nlohmann::ordered_json::object();
+    } else if (arguments.is_string()) {
+      auto parsed = nlohmann::ordered_json::parse(arguments.get<std::string>(), nullptr, false);
+      if (parsed.is_discarded()) {
+        return make_error(ErrorCode::kInvalidArgument, call_where,
+                          ".function.arguments must be JSON text (an object), got ", describe_json(arguments));
+      }
+      arguments = std::move(parsed);
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Result<nlohmann::ordered_json> read_messages(const nlohmann::ordered_json& messages, std::string_view field) {
   if (!messages.is_array()) {
@@ -54,6 +99,10 @@ Result<nlohmann::ordered_json> read_messages(const nlohmann::ordered_json& messa
       }
     }
     converted["content"] = content;
+    SINTER_TRY(convert_tool_calls(converted, where));
+    // Ollama names a tool result's function `tool_name`; templates read `name`.
+    if (converted.contains("tool_name") && converted["tool_name"].is_string() && !converted.contains("name"))
+      converted["name"] = converted["tool_name"];
     result.push_back(std::move(converted));
   }
   return result;

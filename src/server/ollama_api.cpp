@@ -6,7 +6,10 @@
 #include "core/log.h"
 #include "gguf/gguf_file.h"
 #include "model/registry.h"
+#include "chat/tools/streaming_parser.h"
+#include "chat/tools/tool_call_parser.h"
 #include "server/api_routes.h"
+#include "server/chat_reply.h"
 #include "server/durations.h"
 #include "server/generation_request.h"
 #include "server/json_fields.h"
@@ -30,22 +33,42 @@ using Json = nlohmann::ordered_json;
 // The NDJSON answer of /api/generate (chat false) and /api/chat (chat true).
 class OllamaShape : public ResponseShape {
  public:
-  OllamaShape(std::string model, bool chat, bool logprobs)
-      : model_(std::move(model)), chat_(chat), logprobs_(logprobs) {}
+  OllamaShape(std::string model, bool chat, bool logprobs, ChatReplySetup reply = {})
+      : model_(std::move(model)), chat_(chat), logprobs_(logprobs), reply_(std::move(reply)) {}
 
   const char* stream_content_type() const override { return "application/x-ndjson"; }
 
-  std::string stream_piece(int32_t, const std::string& text,
+  std::string stream_piece(int32_t choice, const std::string& text,
                            const std::vector<TokenLogprob>& logprobs) override {
     Json chunk = base();
-    put_text(chunk, text);
+    if (parsing()) {
+      // Content and thinking stream as they come; the calls go out whole at the end.
+      const chat::tools::MessageDelta delta = parser_of(choice).push(text);
+      if (delta.content.empty() && delta.reasoning_content.empty() && !(logprobs_ && !logprobs.empty()))
+        return {};
+      put_message(chunk, delta.content, delta.reasoning_content, {});
+    } else {
+      put_text(chunk, text);
+    }
     chunk["done"] = false;
     if (logprobs_) chunk["logprobs"] = logprobs_json(logprobs);
     return dump_json(chunk) + "\n";
   }
 
   std::string stream_choice_end(const Completion& completion) override {
-    return dump_json(final(completion, "", false)) + "\n";
+    std::string out;
+    if (parsing()) {
+      chat::tools::StreamingParser& parser = parser_of(completion.choice);
+      const chat::tools::MessageDelta last = parser.finish();
+      const auto& calls = parser.message().tool_calls;
+      if (!last.content.empty() || !last.reasoning_content.empty() || !calls.empty()) {
+        Json chunk = base();
+        put_message(chunk, last.content, last.reasoning_content, calls);
+        chunk["done"] = false;
+        out += dump_json(chunk) + "\n";
+      }
+    }
+    return out + dump_json(final(completion, "", false)) + "\n";
   }
 
   // The last object of a stream that was cut: done, with done_reason "error" and the message
@@ -60,11 +83,33 @@ class OllamaShape : public ResponseShape {
   }
 
   Json whole(const std::vector<Completion>& completions) override {
-    return final(completions.front(), completions.front().text, logprobs_);
+    if (!parsing()) return final(completions.front(), completions.front().text, logprobs_);
+    const chat::tools::ParsedMessage parsed =
+        chat::tools::parse_reply(reply_.format, completions.front().text, reply_.options);
+    Json answer = final(completions.front(), "", logprobs_);
+    put_message(answer, parsed.content, parsed.reasoning_content, parsed.tool_calls);
+    return answer;
   }
 
  private:
   Json base() const { return Json{{"model", model_}, {"created_at", now_rfc3339()}}; }
+
+  bool parsing() const { return chat_ && reply_.parse; }
+
+  chat::tools::StreamingParser& parser_of(int32_t choice) {
+    const size_t index = static_cast<size_t>(std::max(choice, 0));
+    while (index >= parsers_.size()) parsers_.emplace_back(reply_.format, reply_.options);
+    return parsers_[index];
+  }
+
+  // A chat message with its thinking and tool calls where there are some.
+  static void put_message(Json& chunk, const std::string& content, const std::string& thinking,
+                          const std::vector<chat::tools::ToolCall>& calls) {
+    Json message{{"role", "assistant"}, {"content", content}};
+    if (!thinking.empty()) message["thinking"] = thinking;
+    if (!calls.empty()) message["tool_calls"] = ollama_tool_calls(calls);
+    chunk["message"] = std::move(message);
+  }
 
   void put_text(Json& chunk, const std::string& text) const {
     if (chat_) {
@@ -98,6 +143,8 @@ class OllamaShape : public ResponseShape {
   std::string model_;
   bool chat_;
   bool logprobs_;
+  ChatReplySetup reply_;  // chat: tool calls and thinking parsed out of the text
+  std::vector<chat::tools::StreamingParser> parsers_;
 };
 
 // Facts read from model files for /api/tags, kept per file version (digest).
@@ -136,6 +183,7 @@ struct OllamaCommon {
   KeepAlive keep_alive{0};
   RequestedGeneration generation;
   std::optional<std::string> template_source;
+  ChatToolOptions tools;  // tools and think
 };
 
 Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
@@ -164,13 +212,8 @@ Result<OllamaCommon> read_common(const Json& body, const ModelManager& models) {
     return make_error(ErrorCode::kInvalidArgument, "template is ", common.template_source->size(),
                       " bytes, more than the limit of ", kMaxTemplateBytes);
   }
-  if (const Json* think = fields.find("think");
-      think != nullptr && !(think->is_boolean() && !think->get<bool>())) {
-    return make_error(ErrorCode::kInvalidArgument, "think (separate reasoning output) is not supported");
-  }
-  SINTER_ASSIGN(const Json* tools, fields.array("tools"));
-  if (tools != nullptr && !tools->empty())
-    return make_error(ErrorCode::kInvalidArgument, "tools are not supported");
+  SINTER_ASSIGN(common.tools, read_ollama_tool_options(body));
+  SINTER_TRY(check_grammar_with_tools(common.tools, common.generation.grammar, "format"));
   return common;
 }
 
@@ -200,6 +243,10 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
   const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
+  if (common.tools.has_tools())
+    return make_error(ErrorCode::kInvalidArgument, "tools are supported on /api/chat only");
+  if (common.tools.think.value_or(false))
+    return make_error(ErrorCode::kInvalidArgument, "think is supported on /api/chat only");
   JsonFields fields(body);
   SINTER_ASSIGN(const auto prompt, fields.string("prompt"));
   SINTER_ASSIGN(const auto system, fields.string("system"));
@@ -259,13 +306,17 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
     return ok_status();
   }
   SINTER_ASSIGN(ModelLease lease, acquire(state, common));
-  SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, common.template_source));
+  SINTER_ASSIGN(const RenderedChat rendered, render_chat_turn(*lease, messages, common.template_source,
+                                                              chat_render_options(common.tools)));
+  SINTER_ASSIGN(ChatReplySetup reply, setup_chat_reply(common.tools, rendered.template_source, rendered.text));
+  SINTER_TRY(check_thinking(common.tools, reply, common.model));
   GenerationJob job;
-  SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, text));
+  SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, rendered.text));
   SINTER_ASSIGN(job.options,
                 make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
+  apply_reply_setup(reply, job.options);
   job.lease = std::move(lease);
-  job.shape = std::make_unique<OllamaShape>(common.model, true, common.generation.logprobs);
+  job.shape = std::make_unique<OllamaShape>(common.model, true, common.generation.logprobs, std::move(reply));
   job.stream = common.stream;
   job.arrived = arrived;
   run_generation(state, std::move(job), req, res);

@@ -2,7 +2,10 @@
 // and the model list, streaming as server-sent events ending with "data: [DONE]".
 #include <random>
 
+#include "chat/tools/streaming_parser.h"
+#include "chat/tools/tool_call_parser.h"
 #include "server/api_routes.h"
+#include "server/chat_reply.h"
 #include "server/generation_request.h"
 #include "server/json_fields.h"
 
@@ -33,18 +36,23 @@ std::string sse(const Json& data) { return "data: " + dump_json(data) + "\n\n"; 
 
 class OpenAiShape : public ResponseShape {
  public:
-  OpenAiShape(std::string model, bool chat, bool include_usage, bool logprobs)
+  OpenAiShape(std::string model, bool chat, bool include_usage, bool logprobs, ChatReplySetup reply = {})
       : model_(std::move(model)),
         chat_(chat),
         include_usage_(include_usage),
         logprobs_(logprobs),
         id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
-        created_(unix_seconds(std::chrono::system_clock::now())) {}
+        created_(unix_seconds(std::chrono::system_clock::now())),
+        reply_(std::move(reply)) {}
 
   const char* stream_content_type() const override { return "text/event-stream"; }
 
   std::string stream_begin(int32_t choices) override {
     text_offsets_.assign(static_cast<size_t>(std::max(choices, 1)), 0);
+    if (reply_.parse) {
+      parsers_.clear();
+      for (int32_t i = 0; i < std::max(choices, 1); ++i) parsers_.emplace_back(reply_.format, reply_.options);
+    }
     if (!chat_) return {};
     std::string out;
     for (int32_t i = 0; i < choices; ++i)
@@ -54,6 +62,7 @@ class OpenAiShape : public ResponseShape {
 
   std::string stream_piece(int32_t choice, const std::string& text,
                            const std::vector<TokenLogprob>& logprobs) override {
+    if (reply_.parse && chat_) return parsed_piece(choice, text, logprobs);
     Json out = chunk(choice, chat_ ? Json{{"content", text}} : Json(text), nullptr);
     if (logprobs_) out["choices"][0]["logprobs"] = logprobs_object(logprobs, offset_of(choice));
     offset_of(choice) += text.size();
@@ -61,8 +70,15 @@ class OpenAiShape : public ResponseShape {
   }
 
   std::string stream_choice_end(const Completion& completion) override {
-    return sse(chunk(completion.choice, chat_ ? Json::object() : Json(""),
-                     finish_reason(completion.stats.stop_reason)));
+    std::string out;
+    const char* reason = finish_reason(completion.stats.stop_reason);
+    if (reply_.parse && chat_) {
+      chat::tools::StreamingParser& parser = parser_of(completion.choice);
+      const chat::tools::MessageDelta last = parser.finish();
+      if (!last.empty()) out += sse(chunk(completion.choice, delta_json(last), nullptr));
+      reason = reply_reason(parser.message(), completion.stats.stop_reason);
+    }
+    return out + sse(chunk(completion.choice, chat_ ? Json::object() : Json(""), reason));
   }
 
   std::string stream_end(const std::vector<Completion>& completions) override {
@@ -92,13 +108,19 @@ class OpenAiShape : public ResponseShape {
     Json choices = Json::array();
     for (const Completion& completion : completions) {
       Json choice{{"index", completion.choice}};
-      if (chat_) {
+      const char* reason = finish_reason(completion.stats.stop_reason);
+      if (chat_ && reply_.parse) {
+        const chat::tools::ParsedMessage parsed =
+            chat::tools::parse_reply(reply_.format, completion.text, reply_.options);
+        choice["message"] = message_json(parsed);
+        reason = reply_reason(parsed, completion.stats.stop_reason);
+      } else if (chat_) {
         choice["message"] = Json{{"role", "assistant"}, {"content", completion.text}, {"refusal", nullptr}};
       } else {
         choice["text"] = completion.text;
       }
       choice["logprobs"] = logprobs_ ? logprobs_object(completion.logprobs, 0) : Json(nullptr);
-      choice["finish_reason"] = finish_reason(completion.stats.stop_reason);
+      choice["finish_reason"] = reason;
       choices.push_back(std::move(choice));
     }
     answer["choices"] = std::move(choices);
@@ -155,6 +177,48 @@ class OpenAiShape : public ResponseShape {
                 {"text_offset", offsets}};
   }
 
+  // A parsed reply's message: content (null when empty beside tool calls), reasoning_content and
+  // tool_calls where there are some.
+  static Json message_json(const chat::tools::ParsedMessage& parsed) {
+    Json message{{"role", "assistant"}};
+    message["content"] = parsed.content.empty() && !parsed.tool_calls.empty() ? Json(nullptr) : Json(parsed.content);
+    if (!parsed.reasoning_content.empty()) message["reasoning_content"] = parsed.reasoning_content;
+    if (!parsed.tool_calls.empty()) message["tool_calls"] = openai_tool_calls(parsed.tool_calls);
+    message["refusal"] = nullptr;
+    return message;
+  }
+
+  static Json delta_json(const chat::tools::MessageDelta& delta) {
+    Json out = Json::object();
+    if (!delta.content.empty()) out["content"] = delta.content;
+    if (!delta.reasoning_content.empty()) out["reasoning_content"] = delta.reasoning_content;
+    if (!delta.tool_calls.empty()) out["tool_calls"] = openai_tool_call_deltas(delta.tool_calls);
+    return out;
+  }
+
+  // "tool_calls" when the reply called tools (and was not cut by the token limit).
+  static const char* reply_reason(const chat::tools::ParsedMessage& parsed, StopReason stop) {
+    const char* reason = finish_reason(stop);
+    if (!parsed.tool_calls.empty() && std::string_view(reason) != "length") return "tool_calls";
+    return reason;
+  }
+
+  // A chat piece through the choice's parser: the delta it adds (nothing while it is held back).
+  std::string parsed_piece(int32_t choice, const std::string& text, const std::vector<TokenLogprob>& logprobs) {
+    const chat::tools::MessageDelta delta = parser_of(choice).push(text);
+    if (delta.empty() && !(logprobs_ && !logprobs.empty())) return {};
+    Json out = chunk(choice, delta_json(delta), nullptr);
+    if (logprobs_) out["choices"][0]["logprobs"] = logprobs_object(logprobs, offset_of(choice));
+    offset_of(choice) += text.size();
+    return sse(out);
+  }
+
+  chat::tools::StreamingParser& parser_of(int32_t choice) {
+    const size_t index = static_cast<size_t>(std::max(choice, 0));
+    while (index >= parsers_.size()) parsers_.emplace_back(reply_.format, reply_.options);
+    return parsers_[index];
+  }
+
   size_t& offset_of(int32_t choice) {
     const size_t index = static_cast<size_t>(std::max(choice, 0));
     if (index >= text_offsets_.size()) text_offsets_.resize(index + 1, 0);
@@ -177,6 +241,8 @@ class OpenAiShape : public ResponseShape {
   std::string id_;
   int64_t created_;
   std::vector<size_t> text_offsets_;  // per choice, bytes of text streamed so far
+  ChatReplySetup reply_;              // chat: tool calls and reasoning parsed out of the text
+  std::vector<chat::tools::StreamingParser> parsers_;  // per choice, when reply_.parse
 };
 
 struct OpenAiCommon {
@@ -184,6 +250,7 @@ struct OpenAiCommon {
   bool stream = false;
   bool include_usage = false;
   RequestedGeneration generation;
+  ChatToolOptions tools;  // chat: tools and reasoning
 };
 
 Result<OpenAiCommon> read_common(const Json& body, bool chat) {
@@ -201,19 +268,25 @@ Result<OpenAiCommon> read_common(const Json& body, bool chat) {
     common.include_usage = include_usage.value_or(false);
   }
   SINTER_ASSIGN(common.generation, read_openai_parameters(body, chat));
+  if (chat) {
+    SINTER_ASSIGN(common.tools, read_openai_tool_options(body));
+    SINTER_TRY(check_grammar_with_tools(common.tools, common.generation.grammar, "response_format"));
+  }
   return common;
 }
 
 // Runs a request's generation with the OpenAI defaults and the response shape of its route.
 Status submit(ServerState& state, const OpenAiCommon& common, ModelLease lease, PromptTokens prompt,
-              bool chat, Clock::time_point arrived, const http::Request& req, http::Response& res) {
+              bool chat, Clock::time_point arrived, const http::Request& req, http::Response& res,
+              ChatReplySetup reply = {}) {
   GenerationJob job;
   job.prompt = std::move(prompt);
   SINTER_ASSIGN(job.options,
                 make_generation_options(common.generation, kOpenAiDefaults, *lease, state.limits));
+  apply_reply_setup(reply, job.options);
   job.lease = std::move(lease);
-  job.shape =
-      std::make_unique<OpenAiShape>(common.model, chat, common.include_usage, common.generation.logprobs);
+  job.shape = std::make_unique<OpenAiShape>(common.model, chat, common.include_usage,
+                                            common.generation.logprobs, std::move(reply));
   job.stream = common.stream;
   job.choices = common.generation.n;
   if (job.choices > job.lease->scheduler->parallel()) {
@@ -236,9 +309,12 @@ Status handle_chat_completions(ServerState& state, const http::Request& req, htt
   SINTER_ASSIGN(const chat::Json messages, read_messages(*messages_json, "messages"));
   SINTER_ASSIGN(ModelLease lease,
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
-  SINTER_ASSIGN(const std::string text, render_chat(*lease, messages, std::nullopt));
-  SINTER_ASSIGN(PromptTokens prompt, tokenize_prompt(*lease, text));
-  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, req, res);
+  SINTER_ASSIGN(const RenderedChat rendered,
+                render_chat_turn(*lease, messages, std::nullopt, chat_render_options(common.tools)));
+  SINTER_ASSIGN(ChatReplySetup reply, setup_chat_reply(common.tools, rendered.template_source, rendered.text));
+  SINTER_TRY(check_thinking(common.tools, reply, common.model));
+  SINTER_ASSIGN(PromptTokens prompt, tokenize_prompt(*lease, rendered.text));
+  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, req, res, std::move(reply));
 }
 
 // "prompt": a string, an array of one string, an array of token ids, or an array of one such array.

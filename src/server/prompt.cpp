@@ -19,12 +19,17 @@ Result<chat::ChatTemplate> template_for(const ServedModel& model, const std::opt
 
 // A Go template (Ollama's syntax: a request's "template", or a Modelfile's) renders as Ollama's
 // text/template does.
-Result<std::string> render_go_template(const std::string& source, const chat::Json& messages) {
+Result<std::string> render_go_template(const std::string& source, const chat::Json& messages,
+                                       const ChatRenderOptions& options) {
   auto parsed = chat::OllamaTemplate::parse(source);
   if (!parsed)
     return make_error(ErrorCode::kInvalidArgument, "template (a Go template): ", parsed.error().message());
   chat::OllamaTemplateData data;
   SINTER_ASSIGN(data.messages, chat::ollama_messages_from_json(messages));
+  data.tools = options.tools;
+  data.is_think_set = options.think.has_value();
+  data.think = options.think.value_or(false);
+  data.think_level = options.think_level;
   auto rendered = parsed->render(data);
   if (!rendered)
     return make_error(ErrorCode::kInvalidArgument, "template (a Go template): ", rendered.error().message());
@@ -55,30 +60,34 @@ void append_modelfile_messages(const ServedModel& model, chat::Json& messages) {
 
 // `messages` rendered with the template in force: the request's (Jinja, or Go syntax), else the
 // Modelfile's (Go syntax), else the model's own (ChatML when it has none).
-Result<std::string> render_messages(const ServedModel& model, const chat::Json& messages,
-                                    const std::optional<std::string>& template_source) {
+Result<RenderedChat> render_messages(const ServedModel& model, const chat::Json& messages,
+                                     const std::optional<std::string>& template_source,
+                                     const ChatRenderOptions& options = {}) {
   if (template_source && chat::looks_like_go_template(*template_source)) {
-    return render_go_template(*template_source, messages);
+    SINTER_ASSIGN(std::string text, render_go_template(*template_source, messages, options));
+    return RenderedChat{std::move(text), *template_source};
   }
   if (const std::string* source = modelfile_template(model);
       source && (!template_source || template_source->empty())) {
-    auto rendered = render_go_template(*source, messages);
+    auto rendered = render_go_template(*source, messages, options);
     // The model's template failed: not the request's fault, but a model sinter cannot serve.
     if (!rendered)
       return make_error(ErrorCode::kUnsupported, "the Modelfile's template of ", model.file.name,
                         " failed: ", rendered.error().message());
-    return rendered;
+    return RenderedChat{std::move(rendered).value(), *source};
   }
   SINTER_ASSIGN(const chat::ChatTemplate chat_template, template_for(model, template_source));
   chat::ChatRequest request;
   request.messages = messages;
   request.add_generation_prompt = true;
+  request.tools = options.tools;
+  request.extra_context = options.extra_context;
   SINTER_TRY(chat::set_special_tokens(model.model->file().metadata(), &request));
   auto rendered = chat::render(chat_template, request);
   // The template refused these messages (roles out of order, a raise_exception): the request's fault.
   if (!rendered)
     return make_error(ErrorCode::kInvalidArgument, "the chat template failed: ", rendered.error().message());
-  return rendered;
+  return RenderedChat{std::move(rendered).value(), chat_template.source};
 }
 
 }  // namespace
@@ -87,7 +96,14 @@ Result<std::string> render_messages(const ServedModel& model, const chat::Json& 
 // in front when the conversation does not start with one (Ollama's ChatHandler).
 Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
                                 const std::optional<std::string>& template_source) {
-  if (model.modelfile() == nullptr) return render_messages(model, messages, template_source);
+  SINTER_ASSIGN(RenderedChat rendered, render_chat_turn(model, messages, template_source, {}));
+  return std::move(rendered.text);
+}
+
+Result<RenderedChat> render_chat_turn(const ServedModel& model, const chat::Json& messages,
+                                      const std::optional<std::string>& template_source,
+                                      const ChatRenderOptions& options) {
+  if (model.modelfile() == nullptr) return render_messages(model, messages, template_source, options);
   chat::Json all = chat::Json::array();
   const bool starts_with_system = !messages.empty() && messages[0].is_object() &&
                                   messages[0].contains("role") && messages[0]["role"].is_string() &&
@@ -96,7 +112,7 @@ Result<std::string> render_chat(const ServedModel& model, const chat::Json& mess
     all.push_back({{"role", "system"}, {"content", *system}});
   append_modelfile_messages(model, all);
   for (const auto& message : messages) all.push_back(message);
-  return render_messages(model, all, template_source);
+  return render_messages(model, all, template_source, options);
 }
 
 // The request's system text, else the Modelfile's; then the Modelfile's messages and the prompt
@@ -120,7 +136,8 @@ Result<std::string> render_generate_prompt(const ServedModel& model, const std::
   if (system_text) messages.push_back({{"role", "system"}, {"content", *system_text}});
   append_modelfile_messages(model, messages);
   messages.push_back({{"role", "user"}, {"content", prompt}});
-  return render_messages(model, messages, template_source);
+  SINTER_ASSIGN(RenderedChat rendered, render_messages(model, messages, template_source));
+  return std::move(rendered.text);
 }
 
 Result<PromptTokens> tokenize_prompt(const ServedModel& model, const std::string& text, bool add_special) {

@@ -22,6 +22,24 @@ namespace sinter::server {
 Result<std::string> render_chat(const ServedModel& model, const chat::Json& messages,
                                 const std::optional<std::string>& template_source);
 
+// What a chat turn gives the template besides the messages.
+struct ChatRenderOptions {
+  chat::Json tools;                                   // null: none
+  chat::Json extra_context = chat::Json::object();    // more variables (enable_thinking, ...)
+  std::optional<bool> think;                          // Go templates' .Think (unset: not set)
+  std::string think_level;                            // Go templates' .ThinkLevel
+};
+
+struct RenderedChat {
+  std::string text;
+  std::string template_source;  // the template that rendered it (tells the tool-call format)
+};
+
+// render_chat with tools and template variables, and the template it used.
+Result<RenderedChat> render_chat_turn(const ServedModel& model, const chat::Json& messages,
+                                      const std::optional<std::string>& template_source,
+                                      const ChatRenderOptions& options);
+
 // Ollama /api/generate without "raw": the prompt (and system text) as a user turn of the chat
 // template; a model without a template gets the text as it is (Ollama's default "{{ .Prompt }}"),
 // with the system text in front. A store model's Modelfile gives the template and the system

@@ -174,10 +174,7 @@ Result<RequestedGeneration> read_openai_parameters(const Json& body, bool chat) 
     SINTER_TRY(refuse_if(top_logprobs && !logprobs.value_or(false), "top_logprobs needs logprobs: true"));
     out.logprobs = logprobs.value_or(false);
     out.top_logprobs = static_cast<int32_t>(top_logprobs.value_or(0));
-    SINTER_ASSIGN(const Json* tools, fields.array("tools"));
-    SINTER_TRY(refuse_if(tools != nullptr && !tools->empty(), "tools are not supported"));
-    SINTER_ASSIGN(const Json* functions, fields.array("functions"));
-    SINTER_TRY(refuse_if(functions != nullptr && !functions->empty(), "functions are not supported"));
+    // tools, tool_choice and reasoning: server/tool_request.h.
   } else {
     // The legacy completions' logprobs is the number of alternatives (0: the sampled token's only).
     SINTER_ASSIGN(const auto logprobs, fields.integer("logprobs", 0, 5));

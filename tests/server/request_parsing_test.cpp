@@ -248,7 +248,8 @@ TEST(OpenAiErrors, ParamAndCodeWhereTheyApply) {
   EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "temperature must be in [0, 2], got 3").code,
             "invalid_value");
   EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "logit_bias[\"5\"] must be a number").param, "logit_bias");
-  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "tools are not supported").code, "unsupported_parameter");
+  EXPECT_EQ(fields(ErrorCode::kInvalidArgument, "functions are not supported (use tools)").code,
+            "unsupported_parameter");
   EXPECT_EQ(fields(ErrorCode::kNotFound, "model 'gpt-4' not found").param, "model");
   EXPECT_EQ(fields(ErrorCode::kNotFound, "model 'gpt-4' not found").code, "model_not_found");
   EXPECT_EQ(fields(ErrorCode::kContextFull, "the prompt has 9000 tokens but the context holds 2048").code,

@@ -1,0 +1,149 @@
+#include "server/chat_reply.h"
+
+#include <mutex>
+#include <random>
+
+#include "chat/tools/tool_grammar.h"
+#include "sample/json_schema_grammar.h"
+
+namespace sinter::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace chat::tools;
+
+// Ids unique per reply: "call_" + 9 alphanumerics + "_" (+ the call's index, added by the parser).
+std::string call_id_prefix() {
+  static std::mutex mutex;
+  static std::mt19937_64 generator{std::random_device{}()};
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string id = "call_";
+  for (int i = 0; i < 9; ++i) id += kAlphabet[generator() % (sizeof(kAlphabet) - 1)];
+  return id + "_";
+}
+
+// The calls' grammar: each allowed tool's parameters through the schema converter, renamed so
+// that the tools' rules live side by side, then the format's call syntax around them.
+Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format,
+                        const ParseOptions& parse, ChatReplySetup& setup) {
+  std::string rules;
+  std::vector<ToolGrammarTool> tools;
+  for (size_t i = 0; i < request.tools.size(); ++i) {
+    const Json& function = request.tools[i]["function"];
+    const std::string name = function["name"].get<std::string>();
+    if (request.choice == ToolChoice::kNamed && name != request.named_tool) continue;
+    auto arguments = json_schema_to_grammar(function["parameters"]);
+    if (!arguments) {
+      return make_error(ErrorCode::kInvalidArgument, "tools[", i, "].function.parameters: ",
+                        arguments.error().message());
+    }
+    const std::string prefix = concat("args", i, "-");
+    SINTER_ASSIGN(std::string renamed, prefix_gbnf_rules(*arguments, prefix));
+    rules += renamed;
+    tools.push_back({name, prefix + "root"});
+  }
+  ToolGrammarOptions options;
+  options.parallel_calls = request.parallel_calls;
+  options.required = request.choice == ToolChoice::kRequired || request.choice == ToolChoice::kNamed;
+  options.reasoning_open_in_prompt = parse.reasoning_open_in_prompt;
+  auto grammar = build_tool_grammar(format, tools, options);
+  if (!grammar) return make_error(ErrorCode::kInvalidArgument, "tools: ", grammar.error().message());
+  setup.grammar = grammar->gbnf + rules;
+  if (grammar->lazy) {
+    for (const ToolTrigger& trigger : grammar->triggers) setup.triggers.push_back({trigger.word, trigger.at_start});
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+bool template_can_think(const ToolFormat& format) {
+  return format.family == ToolFamily::kGptOss || !format.reasoning_open.empty();
+}
+
+Result<ChatReplySetup> setup_chat_reply(const ChatToolOptions& request, const std::string& template_source,
+                                        const std::string& prompt) {
+  ChatReplySetup setup;
+  setup.format = detect_tool_format(template_source);
+  ParseOptions& parse = setup.options;
+  parse.reasoning = request.separate_reasoning && request.think.value_or(true);
+  parse.reasoning_open_in_prompt = prompt_opens_reasoning(setup.format, prompt);
+  parse.tool_calls = request.calls_tools();
+  parse.call_id_prefix = call_id_prefix();
+  const bool gpt_oss = setup.format.family == ToolFamily::kGptOss;
+  setup.parse = parse.tool_calls || gpt_oss || (parse.reasoning && template_can_think(setup.format));
+  setup.render_special = parse.tool_calls || gpt_oss;
+  if (parse.tool_calls) {
+    // Thinking off: the grammar gives no room for a reasoning block.
+    ToolFormat grammar_format = setup.format;
+    if (!parse.reasoning) {
+      grammar_format.reasoning_open.clear();
+      grammar_format.reasoning_close.clear();
+    }
+    SINTER_TRY(add_tool_grammar(request, grammar_format, parse, setup));
+  }
+  return setup;
+}
+
+ChatRenderOptions chat_render_options(const ChatToolOptions& request) {
+  ChatRenderOptions options;
+  if (request.calls_tools()) options.tools = request.tools;
+  options.extra_context = request.template_kwargs;
+  options.think = request.think;
+  options.think_level = request.think_level;
+  return options;
+}
+
+Status check_thinking(const ChatToolOptions& request, const ChatReplySetup& setup, const std::string& model) {
+  if (request.think.value_or(false) && !template_can_think(setup.format))
+    return make_error(ErrorCode::kInvalidArgument, "\"", model, "\" does not support thinking");
+  return ok_status();
+}
+
+void apply_reply_setup(const ChatReplySetup& setup, GenerationOptions& options) {
+  if (!setup.grammar.empty()) {
+    options.grammar = setup.grammar;
+    options.grammar_triggers = setup.triggers;
+  }
+  if (setup.render_special) options.render_special = true;
+}
+
+Json openai_tool_calls(const std::vector<ToolCall>& calls) {
+  Json out = Json::array();
+  for (const ToolCall& call : calls) {
+    out.push_back(Json{{"id", call.id},
+                       {"type", "function"},
+                       {"function", Json{{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  return out;
+}
+
+Json openai_tool_call_deltas(const std::vector<ToolCallDelta>& deltas) {
+  Json out = Json::array();
+  for (const ToolCallDelta& delta : deltas) {
+    Json entry{{"index", delta.index}};
+    Json function = Json::object();
+    if (!delta.id.empty()) {
+      entry["id"] = delta.id;
+      entry["type"] = "function";
+    }
+    if (!delta.name.empty()) function["name"] = delta.name;
+    function["arguments"] = delta.arguments;
+    entry["function"] = std::move(function);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+Json ollama_tool_calls(const std::vector<ToolCall>& calls) {
+  Json out = Json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Json arguments = Json::parse(calls[i].arguments, nullptr, false);
+    if (arguments.is_discarded() || !arguments.is_object()) arguments = Json::object();
+    out.push_back(Json{{"function", Json{{"index", i}, {"name", calls[i].name}, {"arguments", arguments}}}});
+  }
+  return out;
+}
+
+}  // namespace sinter::server
