@@ -1,0 +1,49 @@
+// Reranking: one relevance score per (query, document) pair from a reranking model, a file
+// whose `{arch}.pooling_type` is rank (4) and which carries a classification head
+// (`cls.weight`/`cls.bias` then `cls.output.weight`/`cls.output.bias`, as BGE-reranker files
+// do), as llama.cpp and llama-server compute it:
+//
+//   auto tokenizer = Tokenizer::from_metadata(model->file().metadata());
+//   auto context = Context::create(model, embedding_context_options(model->model().shape()));
+//   std::vector<std::vector<TokenId>> pairs;
+//   for (auto& document : documents) pairs.push_back(*rerank_tokens(**tokenizer, query, document));
+//   auto scores = rerank_scores(**context, pairs);               // raw scores, one per pair
+//   float p = rerank_probability((*scores)[0]);                  // in [0, 1]
+//
+// The pairs of a call share forward passes as embed_batch's inputs do; a pair's score is
+// bit-for-bit the one it gets alone.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/token.h"
+#include "runtime/context.h"
+#include "tokenizer/tokenizer.h"
+
+namespace sinter {
+
+// Whether `model` is a reranker (rank pooling with a classification head); an error saying why
+// not otherwise.
+Status check_reranker(const ModelShape& model);
+
+// The tokens of one (query, document) pair, formed as llama.cpp forms them:
+//   BOS query EOS SEP document EOS
+// where each of BOS, EOS and SEP is left out when the vocabulary has none (BERT/WordPiece:
+// [CLS] query [SEP] document [SEP], the separator standing in for a missing EOS). Query and
+// document are tokenized without special tokens, special-token text in them not parsed.
+Result<std::vector<TokenId>> rerank_tokens(const Tokenizer& tokenizer, std::string_view query,
+                                           std::string_view document);
+
+// The raw score of each pair (the classification head's first output, as llama-server's
+// /rerank answers it), in their order. The context's model must be a reranker; each input must
+// fit one pass (as for embed_batch). Inputs are packed into as few passes as fit; a score does
+// not depend on the other inputs of the call.
+Result<std::vector<float>> rerank_scores(Context& context, std::span<const std::vector<TokenId>> inputs);
+
+// A raw score as a probability in [0, 1] (the logistic sigmoid), as node-llama-cpp's rank
+// reports it.
+float rerank_probability(float score);
+
+}  // namespace sinter
