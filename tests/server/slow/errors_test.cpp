@@ -125,7 +125,16 @@ TEST_F(Errors, InvalidOptionValues) {
   expect_error(openai(*server_, {{"logit_bias", {{"99999", 1}}}}), 400,
                "token 99999 is outside the vocabulary", true);
   expect_error(openai(*server_, {{"top_logprobs", 2}}), 400, "top_logprobs needs logprobs: true", true);
-  expect_error(openai(*server_, {{"tools", {{{"type", "function"}}}}}), 400, "tools are not supported", true);
+  expect_error(openai(*server_, {{"tools", {{{"type", "function"}}}}}), 400,
+               "tools[0].function is required (an object)", true);
+  expect_error(openai(*server_, {{"tool_choice", "required"}}), 400,
+               "tool_choice is \"required\" but the request gives no tools", true);
+  expect_error(openai(*server_, {{"functions", {{{"name", "f"}}}}}), 400, "functions are not supported", true);
+  expect_error(openai(*server_, {{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}},
+                                 {"response_format", {{"type", "json_object"}}}}),
+               400, "tools cannot be combined with grammar or response_format", true);
+  expect_error(generate(*server_, {{"think", "max"}}), 400, "think must be true, false");
+  expect_error(generate(*server_, {{"think", true}}), 400, "think is supported on /api/chat only");
   expect_error(openai(*server_, {{"response_format", {{"type", "xml"}}}}), 400,
                "response_format.type 'xml' is not supported (text, json_object, json_schema)", true);
   expect_error(generate(*server_, {{"format", "yaml"}}), 400,
