@@ -1,5 +1,6 @@
 // Feeds arbitrary bytes to the HTTP server's request parsers as a request body: the JSON object
-// check, Ollama's "options", OpenAI's parameters (chat and completions), chat messages,
+// check, Ollama's "options", OpenAI's parameters (chat and completions), tools and reasoning
+// fields, chat messages (with tool calls),
 // keep_alive durations, and the embedding and rerank bodies. Every outcome must be a value or an Error with a message — never an
 // exception, a crash, a hang or a leak. Seeds: fuzz/corpus/request/ (bodies of each API).
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include "server/json_fields.h"
 #include "server/messages.h"
 #include "server/request_parameters.h"
+#include "server/tool_request.h"
 
 namespace {
 
@@ -38,6 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (const auto messages = object.find("messages"); messages != object.end()) {
     check(sinter::server::read_messages(*messages, "messages"));
   }
+  check(sinter::server::read_openai_tool_options(object));
+  check(sinter::server::read_ollama_tool_options(object));
   check(sinter::server::parse_ollama_embed(object));
   check(sinter::server::parse_ollama_embeddings(object));
   check(sinter::server::parse_openai_embeddings(object));
