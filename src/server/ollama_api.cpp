@@ -370,8 +370,16 @@ Status handle_show(ServerState& state, const http::Request& req, http::Response&
   answer["model_info"] = model_info_json(gguf, details, verbose.value_or(false));
   // An embedding model (an encoder architecture) embeds; the others complete, as Ollama says.
   const Architecture* architecture = find_architecture(details.family);
-  answer["capabilities"] =
-      Json::array({architecture != nullptr && architecture->encoder ? "embedding" : "completion"});
+  const bool encoder = architecture != nullptr && architecture->encoder;
+  Json capabilities = Json::array({encoder ? "embedding" : "completion"});
+  // What the template can do, as Ollama tells it: tools when it renders them, thinking when it
+  // has reasoning tags (docs/TOOL_CALLS.md).
+  if (!encoder && template_source.find("tools") != std::string::npos) capabilities.push_back("tools");
+  if (!encoder && !template_source.empty() &&
+      template_can_think(chat::tools::detect_tool_format(template_source))) {
+    capabilities.push_back("thinking");
+  }
+  answer["capabilities"] = std::move(capabilities);
   answer["modified_at"] = format_rfc3339(file.modified);
   reply_json(res, answer);
   return ok_status();

@@ -356,6 +356,16 @@ TEST_F(ToolCalls, ThinkFalseRendersTheNoThinkingPrompt) {
   }
 }
 
+TEST_F(ToolCalls, ShowListsToolsAndThinking) {
+  auto capabilities = [](const std::string& model) {
+    const HttpAnswer answer = http_post(*server_, "/api/show", Json{{"model", model}});
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    return answer.json()["capabilities"];
+  };
+  EXPECT_EQ(capabilities("qwen3-tiny"), Json::array({"completion", "tools", "thinking"}));
+  EXPECT_EQ(capabilities("random-tiny"), Json::array({"completion"}));
+}
+
 TEST_F(ToolCalls, ThinkingWithATemplateThatCannotThinkIsRefused) {
   const HttpAnswer answer =
       http_post(*server_, "/api/chat",
