@@ -48,9 +48,9 @@ struct GenerationOptions {
   // A GBNF grammar (llama.cpp syntax) the generated text must follow; empty: none. Compiled once
   // per sequence; a bad grammar is an error of SequenceState::create.
   std::string grammar;
-  // Non-empty: the grammar is lazy, off until the generated text contains one of these words
+  // With trigger words the grammar is lazy, off until the generated text contains one of them
   // (tool calls: sample/grammar/grammar_trigger.h).
-  std::vector<GrammarTrigger> grammar_triggers;
+  GrammarTriggers grammar_triggers;
 };
 
 class SequenceState {

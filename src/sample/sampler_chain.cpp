@@ -194,7 +194,7 @@ Status SamplerChain::mask_logits(std::span<const float> logits) {
 
 Status SamplerChain::set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
                                  std::shared_ptr<const GrammarVocabulary> vocabulary,
-                                 std::vector<GrammarTrigger> triggers) {
+                                 GrammarTriggers triggers) {
   if (!grammar || !vocabulary)
     return make_error(ErrorCode::kInvalidArgument, "sampler: no grammar or vocabulary");
   if (vocabulary->size() != vocab_size_) {

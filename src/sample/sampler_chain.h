@@ -69,10 +69,9 @@ class SamplerChain {
 
   // Constrains the tokens sampled from now on (the prompt's tokens, accepted before, are not
   // matched). `vocabulary` must have the chain's vocabulary size.
-  // With `triggers`, the grammar is lazy: off until the generated text contains one.
+  // With trigger words, the grammar is lazy: off until the generated text contains one.
   Status set_grammar(std::shared_ptr<const CompiledGrammar> grammar,
-                     std::shared_ptr<const GrammarVocabulary> vocabulary,
-                     std::vector<GrammarTrigger> triggers = {});
+                     std::shared_ptr<const GrammarVocabulary> vocabulary, GrammarTriggers triggers = {});
   const GrammarMatcher* grammar() const { return matcher_ ? &*matcher_ : nullptr; }
   // A grammar is set and constrains the tokens (not a lazy one still waiting for its trigger).
   bool grammar_active() const { return matcher_ && (!lazy_ || lazy_->triggered()); }

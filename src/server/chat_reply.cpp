@@ -51,7 +51,14 @@ Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format
   if (!grammar) return make_error(ErrorCode::kInvalidArgument, "tools: ", grammar.error().message());
   setup.grammar = grammar->gbnf + rules;
   if (grammar->lazy) {
-    for (const ToolTrigger& trigger : grammar->triggers) setup.triggers.push_back({trigger.word, trigger.at_start});
+    for (const ToolTrigger& trigger : grammar->triggers)
+      setup.triggers.words.push_back({trigger.word, trigger.at_start});
+    // A call written while thinking is not one: triggers count after the reasoning block.
+    if (parse.reasoning && format.family != ToolFamily::kGptOss) {
+      setup.triggers.skip_open = format.reasoning_open;
+      setup.triggers.skip_close = format.reasoning_close;
+      setup.triggers.skip_open_in_prompt = parse.reasoning_open_in_prompt;
+    }
   }
   return ok_status();
 }

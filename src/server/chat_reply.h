@@ -24,9 +24,10 @@ struct ChatReplySetup {
   bool parse = false;
   chat::tools::ToolFormat format;
   chat::tools::ParseOptions options;
-  // The grammar of the calls (empty: none) and, when lazy, the words that start it.
+  // The grammar of the calls (empty: none) and, when lazy, the words that start it (not inside
+  // the reply's reasoning block).
   std::string grammar;
-  std::vector<GrammarTrigger> triggers;
+  GrammarTriggers triggers;
   // Special tokens are shown in the text: markers such as [TOOL_CALLS] and gpt-oss's channels
   // are control tokens.
   bool render_special = false;

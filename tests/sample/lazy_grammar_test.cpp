@@ -12,8 +12,10 @@
 namespace sinter {
 namespace {
 
+GrammarTriggers words(std::vector<GrammarTrigger> list) { return GrammarTriggers{std::move(list)}; }
+
 TEST(TriggerScan, FindsATriggerSplitOverPieces) {
-  TriggerScan scan({{"<call>"}});
+  TriggerScan scan(words({{"<call>"}}));
   EXPECT_FALSE(scan.feed("Hello <ca"));
   const auto at = scan.feed("ll>{");
   ASSERT_TRUE(at);
@@ -23,26 +25,51 @@ TEST(TriggerScan, FindsATriggerSplitOverPieces) {
 }
 
 TEST(TriggerScan, EarliestTriggerWins) {
-  TriggerScan scan({{"BB"}, {"AA"}});
+  TriggerScan scan(words({{"BB"}, {"AA"}}));
   const auto at = scan.feed("xAAyBB");
   ASSERT_TRUE(at);
   EXPECT_EQ(*at, 1u);
 }
 
 TEST(TriggerScan, AtStartOnlyAsTheFirstNonBlankText) {
-  TriggerScan first({{"{\"name\"", true}});
+  TriggerScan first(words({{"{\"name\"", true}}));
   EXPECT_FALSE(first.feed(" \n{\"na"));
   const auto at = first.feed("me\": 1");
   ASSERT_TRUE(at);
   EXPECT_EQ(*at, 2u);
 
-  TriggerScan later({{"{\"name\"", true}});
+  TriggerScan later(words({{"{\"name\"", true}}));
   EXPECT_FALSE(later.feed("Sure: {\"name\""));
   EXPECT_FALSE(later.feed(" {\"name\""));
 }
 
+TEST(TriggerScan, NotInsideALeadingReasoningBlock) {
+  GrammarTriggers triggers = words({{"<call>"}, {"{\"name\"", true}});
+  triggers.skip_open = "<think>";
+  triggers.skip_close = "</think>";
+  TriggerScan scan(triggers);
+  EXPECT_FALSE(scan.feed("\n<thi"));
+  EXPECT_FALSE(scan.feed("nk>I could write <call> or {\"name\""));
+  EXPECT_FALSE(scan.feed(" here.</thi"));
+  EXPECT_FALSE(scan.feed("nk>\n"));
+  // After the block: at-start triggers count as the first text after it.
+  const auto at = scan.feed("{\"name\": 1");
+  ASSERT_TRUE(at);
+  EXPECT_EQ(scan.text().substr(*at), "{\"name\": 1");
+
+  // A reply that does not open the block is scanned from its start.
+  TriggerScan plain(triggers);
+  EXPECT_EQ(plain.feed("Sure <call>"), std::optional<size_t>(5));
+
+  // The prompt opened the block: nothing counts before the closing tag.
+  triggers.skip_open_in_prompt = true;
+  TriggerScan opened(triggers);
+  EXPECT_FALSE(opened.feed("<call> maybe"));
+  EXPECT_EQ(opened.feed("</think><call>"), std::optional<size_t>(20));
+}
+
 TEST(TriggerScan, PeekDoesNotAppend) {
-  TriggerScan scan({{"<call>"}});
+  TriggerScan scan(words({{"<call>"}}));
   ASSERT_FALSE(scan.feed("ab<"));
   EXPECT_EQ(scan.peek("call>"), std::optional<size_t>(2));
   EXPECT_EQ(scan.text(), "ab<");
@@ -62,7 +89,7 @@ TokenId id_of(const std::string& piece) {
   return -1;
 }
 
-SamplerChain lazy_chain(const std::string& grammar, std::vector<GrammarTrigger> triggers) {
+SamplerChain lazy_chain(const std::string& grammar, GrammarTriggers triggers) {
   std::vector<bool> eog(kPieces.size(), false);
   eog[kEog] = true;
   auto vocab = GrammarVocabulary::build(kPieces, eog);
@@ -87,7 +114,7 @@ std::vector<float> prefer(const std::vector<std::string>& preferred) {
 const char* const kCallGrammar = "root ::= \"<call>\" \"{\" [0-9]* \"}\"\n";
 
 TEST(LazyGrammar, FreeUntilTheTriggerThenConstrained) {
-  SamplerChain chain = lazy_chain(kCallGrammar, {{"<call>"}});
+  SamplerChain chain = lazy_chain(kCallGrammar, words({{"<call>"}}));
   EXPECT_FALSE(chain.grammar_active());
   // Free text, even what the grammar would reject, and end of generation.
   for (const char* piece : {"Hi", " there", "x"}) {
@@ -114,7 +141,7 @@ TEST(LazyGrammar, FreeUntilTheTriggerThenConstrained) {
 }
 
 TEST(LazyGrammar, ATokenThatWouldStartOnRejectedTextIsNotSampled) {
-  SamplerChain chain = lazy_chain(kCallGrammar, {{"<call>"}});
+  SamplerChain chain = lazy_chain(kCallGrammar, words({{"<call>"}}));
   // "<call>x" contains the trigger but "x" breaks the grammar: the next best is taken.
   auto token = chain.sample(prefer({"<call>x", "<call>{"}));
   ASSERT_TRUE(token.ok());
@@ -126,19 +153,19 @@ TEST(LazyGrammar, ATokenThatWouldStartOnRejectedTextIsNotSampled) {
 }
 
 TEST(LazyGrammar, AtStartTriggerIgnoredAfterOtherText) {
-  SamplerChain chain = lazy_chain(kCallGrammar, {{"<call>", true}});
+  SamplerChain chain = lazy_chain(kCallGrammar, words({{"<call>", true}}));
   ASSERT_TRUE(chain.accept(id_of("Hi")).ok());
   ASSERT_TRUE(chain.accept(id_of("<call>x")).ok());  // not the first text: still free
   EXPECT_FALSE(chain.grammar_active());
 
-  SamplerChain first = lazy_chain(kCallGrammar, {{"<call>", true}});
+  SamplerChain first = lazy_chain(kCallGrammar, words({{"<call>", true}}));
   ASSERT_TRUE(first.accept(id_of(" ")).ok());
   ASSERT_TRUE(first.accept(id_of("<call>")).ok());
   EXPECT_TRUE(first.grammar_active());
 }
 
 TEST(LazyGrammar, ResetWaitsForTheTriggerAgain) {
-  SamplerChain chain = lazy_chain(kCallGrammar, {{"<call>"}});
+  SamplerChain chain = lazy_chain(kCallGrammar, words({{"<call>"}}));
   ASSERT_TRUE(chain.accept(id_of("<call>")).ok());
   EXPECT_TRUE(chain.grammar_active());
   chain.reset();

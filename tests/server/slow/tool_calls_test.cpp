@@ -196,6 +196,27 @@ TEST_F(ToolCalls, OpenAiAutoCallStartsAtTheTrigger) {
   EXPECT_EQ(plain.json()["choices"][0]["finish_reason"], "length");
 }
 
+// QwQ's prompt opens <think>: a <tool_call> written while thinking does not start the grammar
+// (it would leave the model no way to close its reasoning), and it is reasoning, not a call.
+TEST_F(ToolCalls, NoCallWhileThinking) {
+  const std::vector<int> trigger = tokens_of("qwq-tiny", "<tool_call>");
+  ASSERT_EQ(trigger.size(), 1u);
+  const Json body{{"model", "qwq-tiny"},
+                  {"messages", user("What is the weather in Paris?")},
+                  {"tools", {kWeatherTool}},
+                  {"temperature", 0},
+                  {"max_tokens", 12},
+                  {"logit_bias", {{std::to_string(trigger[0]), 100}}}};
+  const HttpAnswer answer = http_post(*server_, "/v1/chat/completions", body);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const Json choice = answer.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "length") << answer.body;
+  EXPECT_FALSE(choice["message"].contains("tool_calls")) << answer.body;
+  EXPECT_NE(choice["message"]["reasoning_content"].get<std::string>().find("<tool_call><tool_call>"),
+            std::string::npos)
+      << answer.body;
+}
+
 TEST_F(ToolCalls, OllamaCallsWholeAndStreamed) {
   for (bool stream : {false, true}) {
     const Json body{{"model", "qwen3-tiny"},
