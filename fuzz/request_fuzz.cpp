@@ -1,8 +1,8 @@
 // Feeds arbitrary bytes to the HTTP server's request parsers as a request body: the JSON object
 // check, Ollama's "options", OpenAI's parameters (chat and completions), tools and reasoning
-// fields, chat messages (with tool calls),
-// keep_alive durations, and the embedding and rerank bodies. Every outcome must be a value or an Error with a message — never an
-// exception, a crash, a hang or a leak. Seeds: fuzz/corpus/request/ (bodies of each API).
+// fields, chat messages (with tool calls), keep_alive durations, and the embedding and rerank
+// bodies. Every outcome must be a value or an Error with a message — never an exception, a crash,
+// a hang or a leak. Seeds: fuzz/corpus/request/ (bodies of each API).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -84,8 +84,8 @@ Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> 
   // Set after the prompt's tokens: the grammar constrains what is generated.
   if (!options.grammar.empty()) {
     SINTER_ASSIGN(std::shared_ptr<const CompiledGrammar> grammar, compile_grammar(options.grammar));
-    SINTER_TRY(sampler.set_grammar(std::move(grammar), grammar_vocabulary_for(tokenizer),
-                                   options.grammar_triggers));
+    SINTER_TRY(
+        sampler.set_grammar(std::move(grammar), grammar_vocabulary_for(tokenizer), options.grammar_triggers));
   }
   return SequenceState(id, std::move(prompt), kept, options, tokenizer, n_ctx, std::move(sampler));
 }

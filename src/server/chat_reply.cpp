@@ -25,8 +25,8 @@ std::string call_id_prefix() {
 
 // The calls' grammar: each allowed tool's parameters through the schema converter, renamed so
 // that the tools' rules live side by side, then the format's call syntax around them.
-Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format,
-                        const ParseOptions& parse, ChatReplySetup& setup) {
+Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format, const ParseOptions& parse,
+                        ChatReplySetup& setup) {
   std::string rules;
   std::vector<ToolGrammarTool> tools;
   for (size_t i = 0; i < request.tools.size(); ++i) {
@@ -35,8 +35,8 @@ Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format
     if (request.choice == ToolChoice::kNamed && name != request.named_tool) continue;
     auto arguments = json_schema_to_grammar(function["parameters"]);
     if (!arguments) {
-      return make_error(ErrorCode::kInvalidArgument, "tools[", i, "].function.parameters: ",
-                        arguments.error().message());
+      return make_error(ErrorCode::kInvalidArgument, "tools[", i,
+                        "].function.parameters: ", arguments.error().message());
     }
     const std::string prefix = concat("args", i, "-");
     SINTER_ASSIGN(std::string renamed, prefix_gbnf_rules(*arguments, prefix));

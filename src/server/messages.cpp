@@ -39,7 +39,8 @@ Status convert_tool_calls(nlohmann::ordered_json& message, const std::string& wh
       auto parsed = nlohmann::ordered_json::parse(arguments.get<std::string>(), nullptr, false);
       if (parsed.is_discarded()) {
         return make_error(ErrorCode::kInvalidArgument, call_where,
-                          ".function.arguments must be JSON text (an object), got ", describe_json(arguments));
+                          ".function.arguments must be JSON text (an object), got ",
+                          describe_json(arguments));
       }
       arguments = std::move(parsed);
     }

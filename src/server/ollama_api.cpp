@@ -3,11 +3,11 @@
 #include <map>
 #include <mutex>
 
+#include "chat/tools/streaming_parser.h"
+#include "chat/tools/tool_call_parser.h"
 #include "core/log.h"
 #include "gguf/gguf_file.h"
 #include "model/registry.h"
-#include "chat/tools/streaming_parser.h"
-#include "chat/tools/tool_call_parser.h"
 #include "server/api_routes.h"
 #include "server/chat_reply.h"
 #include "server/durations.h"
@@ -308,7 +308,8 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
   SINTER_ASSIGN(ModelLease lease, acquire(state, common));
   SINTER_ASSIGN(const RenderedChat rendered, render_chat_turn(*lease, messages, common.template_source,
                                                               chat_render_options(common.tools)));
-  SINTER_ASSIGN(ChatReplySetup reply, setup_chat_reply(common.tools, rendered.template_source, rendered.text));
+  SINTER_ASSIGN(ChatReplySetup reply,
+                setup_chat_reply(common.tools, rendered.template_source, rendered.text));
   SINTER_TRY(check_thinking(common.tools, reply, common.model));
   GenerationJob job;
   SINTER_ASSIGN(job.prompt, tokenize_prompt(*lease, rendered.text));

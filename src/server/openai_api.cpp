@@ -181,7 +181,8 @@ class OpenAiShape : public ResponseShape {
   // tool_calls where there are some.
   static Json message_json(const chat::tools::ParsedMessage& parsed) {
     Json message{{"role", "assistant"}};
-    message["content"] = parsed.content.empty() && !parsed.tool_calls.empty() ? Json(nullptr) : Json(parsed.content);
+    message["content"] =
+        parsed.content.empty() && !parsed.tool_calls.empty() ? Json(nullptr) : Json(parsed.content);
     if (!parsed.reasoning_content.empty()) message["reasoning_content"] = parsed.reasoning_content;
     if (!parsed.tool_calls.empty()) message["tool_calls"] = openai_tool_calls(parsed.tool_calls);
     message["refusal"] = nullptr;
@@ -204,7 +205,8 @@ class OpenAiShape : public ResponseShape {
   }
 
   // A chat piece through the choice's parser: the delta it adds (nothing while it is held back).
-  std::string parsed_piece(int32_t choice, const std::string& text, const std::vector<TokenLogprob>& logprobs) {
+  std::string parsed_piece(int32_t choice, const std::string& text,
+                           const std::vector<TokenLogprob>& logprobs) {
     const chat::tools::MessageDelta delta = parser_of(choice).push(text);
     if (delta.empty() && !(logprobs_ && !logprobs.empty())) return {};
     Json out = chunk(choice, delta_json(delta), nullptr);
@@ -311,10 +313,12 @@ Status handle_chat_completions(ServerState& state, const http::Request& req, htt
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
   SINTER_ASSIGN(const RenderedChat rendered,
                 render_chat_turn(*lease, messages, std::nullopt, chat_render_options(common.tools)));
-  SINTER_ASSIGN(ChatReplySetup reply, setup_chat_reply(common.tools, rendered.template_source, rendered.text));
+  SINTER_ASSIGN(ChatReplySetup reply,
+                setup_chat_reply(common.tools, rendered.template_source, rendered.text));
   SINTER_TRY(check_thinking(common.tools, reply, common.model));
   SINTER_ASSIGN(PromptTokens prompt, tokenize_prompt(*lease, rendered.text));
-  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, req, res, std::move(reply));
+  return submit(state, common, std::move(lease), std::move(prompt), true, arrived, req, res,
+                std::move(reply));
 }
 
 // "prompt": a string, an array of one string, an array of token ids, or an array of one such array.

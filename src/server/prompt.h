@@ -24,10 +24,10 @@ Result<std::string> render_chat(const ServedModel& model, const chat::Json& mess
 
 // What a chat turn gives the template besides the messages.
 struct ChatRenderOptions {
-  chat::Json tools;                                   // null: none
-  chat::Json extra_context = chat::Json::object();    // more variables (enable_thinking, ...)
-  std::optional<bool> think;                          // Go templates' .Think (unset: not set)
-  std::string think_level;                            // Go templates' .ThinkLevel
+  chat::Json tools;                                 // null: none
+  chat::Json extra_context = chat::Json::object();  // more variables (enable_thinking, ...)
+  std::optional<bool> think;                        // Go templates' .Think (unset: not set)
+  std::string think_level;                          // Go templates' .ThinkLevel
 };
 
 struct RenderedChat {

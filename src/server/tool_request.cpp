@@ -12,8 +12,7 @@ Result<Json> read_tool(const Json& tool, const std::string& where) {
   JsonFields fields(tool, where + ".");
   SINTER_ASSIGN(const auto type, fields.string("type"));
   if (type && *type != "function") {
-    return make_error(ErrorCode::kInvalidArgument, where, ".type must be \"function\", got \"", *type,
-                      "\"");
+    return make_error(ErrorCode::kInvalidArgument, where, ".type must be \"function\", got \"", *type, "\"");
   }
   SINTER_ASSIGN(const Json* function, fields.object("function"));
   if (function == nullptr)
@@ -76,7 +75,8 @@ Status read_tool_choice(const Json* choice, ChatToolOptions& out) {
     JsonFields fields(*choice, "tool_choice.");
     SINTER_ASSIGN(const auto type, fields.string("type"));
     if (type && *type != "function")
-      return make_error(ErrorCode::kInvalidArgument, "tool_choice.type must be \"function\", got \"", *type, "\"");
+      return make_error(ErrorCode::kInvalidArgument, "tool_choice.type must be \"function\", got \"", *type,
+                        "\"");
     SINTER_ASSIGN(const Json* function, fields.object("function"));
     std::optional<std::string> name;
     if (function != nullptr) {
@@ -121,8 +121,8 @@ Result<ChatToolOptions> read_openai_tool_options(const Json& body) {
     } else if (*reasoning_format != "auto" && *reasoning_format != "deepseek" &&
                *reasoning_format != "deepseek-legacy") {
       return make_error(ErrorCode::kInvalidArgument,
-                        "reasoning_format must be \"none\", \"auto\" or \"deepseek\", got \"", *reasoning_format,
-                        "\"");
+                        "reasoning_format must be \"none\", \"auto\" or \"deepseek\", got \"",
+                        *reasoning_format, "\"");
     }
   }
   SINTER_ASSIGN(const Json* kwargs, fields.object("chat_template_kwargs"));
@@ -159,7 +159,8 @@ Result<ChatToolOptions> read_ollama_tool_options(const Json& body) {
       out.template_kwargs["reasoning_effort"] = out.think_level;
     } else {
       return make_error(ErrorCode::kInvalidArgument,
-                        "think must be true, false, \"high\", \"medium\" or \"low\", got ", describe_json(*think));
+                        "think must be true, false, \"high\", \"medium\" or \"low\", got ",
+                        describe_json(*think));
     }
     out.template_kwargs["enable_thinking"] = *out.think;
   }

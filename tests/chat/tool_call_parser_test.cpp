@@ -193,7 +193,8 @@ TEST(ToolCallParser, WithoutToolCallsTheRestIsContent) {
   format.reasoning_close = "</think>";
   ParseOptions options;
   options.tool_calls = false;
-  const std::string text = "<think>hm</think>\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+  const std::string text =
+      "<think>hm</think>\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
   const ParsedMessage whole = parse_reply(format, text, options);
   EXPECT_EQ(whole.reasoning_content, "hm");
   EXPECT_EQ(whole.content, "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>");

@@ -79,8 +79,8 @@ TEST(TriggerScan, PeekDoesNotAppend) {
 constexpr TokenId kEog = 0;
 
 // Token ids: 0 end of generation, then these pieces.
-const std::vector<std::string> kPieces = {"</s>", "Hi", " there", "<call>", "<ca", "ll>", "{", "}",
-                                          "x",    "1",  "<call>x", "<call>{", " "};
+const std::vector<std::string> kPieces = {"</s>", "Hi", " there", "<call>",  "<ca",     "ll>", "{",
+                                          "}",    "x",  "1",      "<call>x", "<call>{", " "};
 
 TokenId id_of(const std::string& piece) {
   for (size_t i = 0; i < kPieces.size(); ++i)

@@ -1,9 +1,10 @@
 // Tools, tool_choice and reasoning fields of both APIs, and tool calls in a conversation's
 // history, read without a server.
+#include "server/tool_request.h"
+
 #include <gtest/gtest.h>
 
 #include "server/messages.h"
-#include "server/tool_request.h"
 
 namespace sinter::server {
 namespace {
@@ -36,7 +37,8 @@ TEST(ToolRequest, ToolsInTheTemplatesShape) {
   ASSERT_TRUE(options.ok()) << options.error().message();
   ASSERT_EQ(options->tools.size(), 2u);
   EXPECT_EQ(options->tools[0], kWeatherTool);
-  EXPECT_EQ(options->tools[1]["function"]["parameters"], (Json{{"type", "object"}, {"properties", Json::object()}}));
+  EXPECT_EQ(options->tools[1]["function"]["parameters"],
+            (Json{{"type", "object"}, {"properties", Json::object()}}));
   EXPECT_TRUE(options->calls_tools());
   EXPECT_TRUE(options->parallel_calls);
   // Ollama's clients send the same shape; "type" may be left out.
@@ -47,10 +49,12 @@ TEST(ToolRequest, ToolsInTheTemplatesShape) {
 }
 
 TEST(ToolRequest, MalformedToolsNameTheField) {
-  EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tools", "x"}})), "tools must be an array, got string \"x\"");
+  EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tools", "x"}})),
+            "tools must be an array, got string \"x\"");
   EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tools", {{{"type", "function"}}}}})),
             "tools[0].function is required (an object)");
-  EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tools", {{{"type", "retrieval"}, {"function", Json::object()}}}}})),
+  EXPECT_EQ(error_of(read_openai_tool_options(
+                Json{{"tools", {{{"type", "retrieval"}, {"function", Json::object()}}}}})),
             "tools[0].type must be \"function\", got \"retrieval\"");
   EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tools", {{{"function", {{"name", ""}}}}}}})),
             "tools[0].function.name is required");
@@ -66,7 +70,9 @@ TEST(ToolRequest, MalformedToolsNameTheField) {
 
 TEST(ToolRequest, ToolChoice) {
   const Json tools = Json::array({kWeatherTool});
-  auto choice = [&](const Json& value) { return read_openai_tool_options(Json{{"tools", tools}, {"tool_choice", value}}); };
+  auto choice = [&](const Json& value) {
+    return read_openai_tool_options(Json{{"tools", tools}, {"tool_choice", value}});
+  };
   EXPECT_EQ(choice("auto")->choice, ToolChoice::kAuto);
   EXPECT_EQ(choice("required")->choice, ToolChoice::kRequired);
   auto none = choice("none");
@@ -84,7 +90,8 @@ TEST(ToolRequest, ToolChoice) {
   EXPECT_EQ(error_of(choice(Json{{"type", "function"}})), "tool_choice.function.name is required");
   EXPECT_EQ(error_of(read_openai_tool_options(Json{{"tool_choice", "required"}})),
             "tool_choice is \"required\" but the request gives no tools");
-  EXPECT_FALSE(read_openai_tool_options(Json{{"tools", tools}, {"parallel_tool_calls", false}})->parallel_calls);
+  EXPECT_FALSE(
+      read_openai_tool_options(Json{{"tools", tools}, {"parallel_tool_calls", false}})->parallel_calls);
   // Ollama takes them too (an extension).
   EXPECT_EQ(read_ollama_tool_options(Json{{"tools", tools}, {"tool_choice", "required"}})->choice,
             ToolChoice::kRequired);
@@ -95,7 +102,8 @@ TEST(ToolRequest, OpenAiReasoningFields) {
   EXPECT_TRUE(read_openai_tool_options(Json{{"reasoning_format", "deepseek"}})->separate_reasoning);
   EXPECT_NE(error_of(read_openai_tool_options(Json{{"reasoning_format", "xml"}})).find("reasoning_format"),
             std::string::npos);
-  auto kwargs = read_openai_tool_options(Json{{"chat_template_kwargs", {{"enable_thinking", false}, {"x", 1}}}});
+  auto kwargs =
+      read_openai_tool_options(Json{{"chat_template_kwargs", {{"enable_thinking", false}, {"x", 1}}}});
   ASSERT_TRUE(kwargs.ok());
   EXPECT_EQ(kwargs->think, std::optional<bool>(false));
   EXPECT_EQ(kwargs->template_kwargs, (Json{{"enable_thinking", false}, {"x", 1}}));
@@ -164,11 +172,14 @@ TEST(ToolMessages, MalformedCallsNameTheField) {
       "function": {"name": "f", "arguments": "{not json"}}]}])"),
                                      "messages");
   ASSERT_FALSE(bad_arguments.ok());
-  EXPECT_NE(bad_arguments.error().message().find("messages[0].tool_calls[0].function.arguments must be JSON text"),
-            std::string::npos);
-  auto no_function = read_messages(Json::parse(R"([{"role": "assistant", "tool_calls": [{"id": "x"}]}])"), "messages");
+  EXPECT_NE(
+      bad_arguments.error().message().find("messages[0].tool_calls[0].function.arguments must be JSON text"),
+      std::string::npos);
+  auto no_function =
+      read_messages(Json::parse(R"([{"role": "assistant", "tool_calls": [{"id": "x"}]}])"), "messages");
   ASSERT_FALSE(no_function.ok());
-  EXPECT_NE(no_function.error().message().find("messages[0].tool_calls[0] must be an object"), std::string::npos);
+  EXPECT_NE(no_function.error().message().find("messages[0].tool_calls[0] must be an object"),
+            std::string::npos);
   auto not_array = read_messages(Json::parse(R"([{"role": "assistant", "tool_calls": 3}])"), "messages");
   ASSERT_FALSE(not_array.ok());
   EXPECT_NE(not_array.error().message().find("tool_calls must be an array"), std::string::npos);

@@ -129,7 +129,8 @@ TEST_F(Errors, InvalidOptionValues) {
                "tools[0].function is required (an object)", true);
   expect_error(openai(*server_, {{"tool_choice", "required"}}), 400,
                "tool_choice is \"required\" but the request gives no tools", true);
-  expect_error(openai(*server_, {{"functions", {{{"name", "f"}}}}}), 400, "functions are not supported", true);
+  expect_error(openai(*server_, {{"functions", {{{"name", "f"}}}}}), 400, "functions are not supported",
+               true);
   expect_error(openai(*server_, {{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}},
                                  {"response_format", {{"type", "json_object"}}}}),
                400, "tools cannot be combined with grammar or response_format", true);

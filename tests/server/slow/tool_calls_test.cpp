@@ -64,10 +64,9 @@ class ToolCalls : public ::testing::Test {
     for (const auto& [name, config_path] :
          {std::pair<std::string, std::string>{"qwen3-tiny", package + "/tokenizer_config.json"},
           {"qwq-tiny", *dir_ + "/qwq_config.json"}}) {
-      const CommandResult made = run_sinter("synth llama " + shell_quote(*dir_ + "/" + name + ".gguf") +
-                                            " --dims tiny --seed 3 --tokenizer " +
-                                            shell_quote(package + "/tokenizer.json") + " --tokenizer-config " +
-                                            shell_quote(config_path));
+      const CommandResult made = run_sinter(
+          "synth llama " + shell_quote(*dir_ + "/" + name + ".gguf") + " --dims tiny --seed 3 --tokenizer " +
+          shell_quote(package + "/tokenizer.json") + " --tokenizer-config " + shell_quote(config_path));
       ASSERT_EQ(made.exit_status, 0) << made.err;
     }
     std::filesystem::remove(*dir_ + "/qwq_config.json");
@@ -81,17 +80,21 @@ class ToolCalls : public ::testing::Test {
   void SetUp() override { ASSERT_NE(server_, nullptr); }
 
   static Json openai_body(const std::string& model, int seed) {
-    return Json{{"model", model},         {"messages", user("What is the weather in Paris?")},
-                {"tools", {kWeatherTool}}, {"tool_choice", "required"},
-                {"enable_thinking", false}, {"temperature", 0.8},
-                {"seed", seed},            {"max_tokens", 200},
+    return Json{{"model", model},
+                {"messages", user("What is the weather in Paris?")},
+                {"tools", {kWeatherTool}},
+                {"tool_choice", "required"},
+                {"enable_thinking", false},
+                {"temperature", 0.8},
+                {"seed", seed},
+                {"max_tokens", 200},
                 {"parallel_tool_calls", false}};  // one call, then the grammar ends the reply
   }
 
   // The token ids of `text` (special tokens parsed).
   static std::vector<int> tokens_of(const std::string& model, const std::string& text) {
-    const HttpAnswer answer =
-        http_post(*server_, "/api/tokenize", Json{{"model", model}, {"content", text}, {"add_special", false}});
+    const HttpAnswer answer = http_post(*server_, "/api/tokenize",
+                                        Json{{"model", model}, {"content", text}, {"add_special", false}});
     EXPECT_EQ(answer.status, 200) << answer.body;
     return answer.json()["tokens"].get<std::vector<int>>();
   }
@@ -201,12 +204,9 @@ TEST_F(ToolCalls, OpenAiAutoCallStartsAtTheTrigger) {
 TEST_F(ToolCalls, NoCallWhileThinking) {
   const std::vector<int> trigger = tokens_of("qwq-tiny", "<tool_call>");
   ASSERT_EQ(trigger.size(), 1u);
-  const Json body{{"model", "qwq-tiny"},
-                  {"messages", user("What is the weather in Paris?")},
-                  {"tools", {kWeatherTool}},
-                  {"temperature", 0},
-                  {"max_tokens", 12},
-                  {"logit_bias", {{std::to_string(trigger[0]), 100}}}};
+  const Json body{{"model", "qwq-tiny"},     {"messages", user("What is the weather in Paris?")},
+                  {"tools", {kWeatherTool}}, {"temperature", 0},
+                  {"max_tokens", 12},        {"logit_bias", {{std::to_string(trigger[0]), 100}}}};
   const HttpAnswer answer = http_post(*server_, "/v1/chat/completions", body);
   ASSERT_EQ(answer.status, 200) << answer.body;
   const Json choice = answer.json()["choices"][0];
@@ -356,7 +356,10 @@ TEST_F(ToolCalls, ReasoningIsSeparatedInBothApis) {
 // Qwen3's enable_thinking=false appends an empty thinking block to the prompt.
 TEST_F(ToolCalls, ThinkFalseRendersTheNoThinkingPrompt) {
   auto prompt_tokens = [](const Json& think) {
-    Json body{{"model", "qwen3-tiny"}, {"messages", user("Hi")}, {"stream", false}, {"options", {{"num_predict", 1}}}};
+    Json body{{"model", "qwen3-tiny"},
+              {"messages", user("Hi")},
+              {"stream", false},
+              {"options", {{"num_predict", 1}}}};
     if (!think.is_null()) body["think"] = think;
     const HttpAnswer answer = http_post(*server_, "/api/chat", body);
     EXPECT_EQ(answer.status, 200) << answer.body;
@@ -367,8 +370,8 @@ TEST_F(ToolCalls, ThinkFalseRendersTheNoThinkingPrompt) {
   const int block = static_cast<int>(tokens_of("qwen3-tiny", "<think>\n\n</think>\n\n").size());
   EXPECT_EQ(prompt_tokens(false), thinking + block);
   // OpenAI: enable_thinking, or chat_template_kwargs as llama-server takes them.
-  for (const Json& extra : {Json{{"enable_thinking", false}},
-                            Json{{"chat_template_kwargs", {{"enable_thinking", false}}}}}) {
+  for (const Json& extra :
+       {Json{{"enable_thinking", false}}, Json{{"chat_template_kwargs", {{"enable_thinking", false}}}}}) {
     Json body{{"model", "qwen3-tiny"}, {"messages", user("Hi")}, {"max_tokens", 1}};
     body.update(extra);
     const HttpAnswer answer = http_post(*server_, "/v1/chat/completions", body);
