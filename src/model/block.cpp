@@ -56,6 +56,7 @@ Tensor* build_decoder(ForwardContext& fx, const ModelShape& shape, const Decoder
     x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention, o.block, il, n_layer);
   }
   x = fx.build_norm(x, w.output_norm, o.block.norm, o.block.norm_eps, "result_norm", -1);
+  if (shape.encoder) return x;  // an embedding model's hidden states (model.h)
   return fx.build_logits(x, w.output, w.output_bias, o.logit_scale, o.logit_softcap);
 }
 

@@ -82,6 +82,10 @@ HParams::HParams(const Metadata& metadata, std::string architecture, const GgufF
 HParams::HParams(Metadata* out, std::string architecture)
     : mode_(Mode::kWrite), out_(out), architecture_(std::move(architecture)) {}
 
+bool HParams::has(std::string_view key) const {
+  return in_ != nullptr && in_->find_value(resolve(key)) != nullptr;
+}
+
 std::string HParams::resolve(std::string_view key) const {
   std::string out(key);
   const auto at = out.find("{arch}");

@@ -67,6 +67,9 @@ class HParams {
   // 'text' for a message, cut short when long: a message never grows with what a file holds.
   static std::string quote(std::string_view text);
 
+  // Reading: whether the file holds this key (for keys whose absence means something).
+  bool has(std::string_view key) const;
+
   Status status() const;
   const std::vector<HParamEntry>& entries() const { return entries_; }
   std::vector<HParamEntry> defaults_used() const;

@@ -44,19 +44,27 @@ struct ModelShape {
   int32_t n_layer = 0;
   int32_t n_ctx_train = 0;
   bool causal = true;
-  // An encoder (BERT): build_forward returns the final hidden states [n_embd, n_outputs]
+  // An encoder (BERT), or a decoder whose file has a pooling type (Qwen3-Embedding, causal):
+  // build_forward returns the final hidden states [n_embd, n_outputs]
   // instead of logits, attention is non-causal (causal = false: each token sees every token of
   // its sequence), and `pooling` is the file's way to one vector per sequence.
   bool encoder = false;
   Pooling pooling = Pooling::kNone;
+  // A reranker (pooling rank): build_forward returns its classification head's outputs
+  // [n_rank_outputs, n_outputs] instead of hidden states (0: not a reranker).
+  int32_t n_rank_outputs = 0;
   std::vector<KvLayerShape> kv_layers;  // one per layer that has a KV cache
   // Per KV layer: sliding window (0: full attention). The KV cache has one pool per distinct
   // window (memory/kv_cache.h), and each pool its own attention index.
   std::vector<int32_t> kv_windows;
   std::vector<KvRope> kv_rope;  // per KV layer
 
-  // Floats per output row of build_forward: n_vocab logits, or an encoder's n_embd.
-  int32_t output_width() const { return encoder ? n_embd : n_vocab; }
+  // Floats per output row of build_forward: n_vocab logits, an encoder's n_embd, or a
+  // reranker's head outputs.
+  int32_t output_width() const {
+    if (!encoder) return n_vocab;
+    return n_rank_outputs > 0 ? n_rank_outputs : n_embd;
+  }
 };
 
 class Model {

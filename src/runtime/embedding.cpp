@@ -10,11 +10,14 @@ namespace {
 // encoder (8192 positions) still gets a context its memory plan accepts.
 constexpr int32_t kDefaultMaxEmbeddingContext = 8192;
 
-// The rows a pooling reads of an input of n tokens: all (mean, none), or one.
-bool wants_row(Pooling pooling, size_t i, size_t n) {
+// The rows a pooling reads of an input of n tokens: all (mean, none), or one. A reranker's
+// score is read at the first token (CLS), or at the last with causal attention (Qwen3), the one
+// token that has seen the whole pair.
+bool wants_row(Pooling pooling, bool causal, size_t i, size_t n) {
   switch (pooling) {
     case Pooling::kCls: return i == 0;
     case Pooling::kLast: return i + 1 == n;
+    case Pooling::kRank: return causal ? i + 1 == n : i == 0;
     default: return true;
   }
 }
@@ -23,7 +26,7 @@ Status check_encoder(const Context& context) {
   const ModelShape& shape = context.model().model().shape();
   if (!shape.encoder) {
     return make_error(ErrorCode::kUnsupported, "the ", shape.architecture,
-                      " model is not an embedding (encoder) model");
+                      " model is not an embedding model (an encoder, or a decoder with a pooling type)");
   }
   return ok_status();
 }
@@ -45,12 +48,13 @@ Status check_input(const Context& context, size_t index, size_t n_tokens) {
 // their pooled, normalized vectors to *out. The cache is empty before and after.
 Status embed_pass(Context& context, std::span<const std::vector<TokenId>> inputs, Pooling pooling,
                   int32_t norm, std::vector<std::vector<float>>* out) {
+  const bool causal = context.model().model().shape().causal;
   std::vector<BatchEntry> batch;
   for (size_t s = 0; s < inputs.size(); ++s) {
     const auto& tokens = inputs[s];
     for (size_t i = 0; i < tokens.size(); ++i) {
       batch.push_back({tokens[i], static_cast<Position>(i), static_cast<SequenceId>(s),
-                       wants_row(pooling, i, tokens.size())});
+                       wants_row(pooling, causal, i, tokens.size())});
     }
   }
   context.cache().clear();
@@ -63,7 +67,7 @@ Status embed_pass(Context& context, std::span<const std::vector<TokenId>> inputs
   for (const auto& tokens : inputs) {
     rows.clear();
     for (size_t i = 0; i < tokens.size(); ++i) {
-      if (!wants_row(pooling, i, tokens.size())) continue;
+      if (!wants_row(pooling, causal, i, tokens.size())) continue;
       const auto values = context.logits(row++);
       rows.insert(rows.end(), values.begin(), values.end());
     }
@@ -96,10 +100,6 @@ std::string_view pooling_name(Pooling pooling) {
 }
 
 Result<std::vector<float>> pool_hidden_states(std::span<const float> rows, int32_t n_embd, Pooling pooling) {
-  if (pooling == Pooling::kRank) {
-    return make_error(ErrorCode::kUnsupported,
-                      "rank pooling (a reranker's classification head) is not supported yet");
-  }
   if (n_embd <= 0 || rows.empty() || rows.size() % static_cast<size_t>(n_embd) != 0) {
     return make_error(ErrorCode::kInvalidArgument, "pooling needs whole rows of ", n_embd, " values, got ",
                       rows.size());
@@ -109,6 +109,7 @@ Result<std::vector<float>> pool_hidden_states(std::span<const float> rows, int32
   switch (pooling) {
     case Pooling::kNone: return std::vector<float>(rows.begin(), rows.end());
     case Pooling::kCls:
+    case Pooling::kRank:
       return std::vector<float>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
     case Pooling::kLast: return std::vector<float>(rows.end() - static_cast<std::ptrdiff_t>(n), rows.end());
     case Pooling::kMean: {
@@ -122,7 +123,6 @@ Result<std::vector<float>> pool_hidden_states(std::span<const float> rows, int32
       for (size_t i = 0; i < n; ++i) mean[i] = static_cast<float>(sum[i] / static_cast<double>(n_rows));
       return mean;
     }
-    case Pooling::kRank: break;
   }
   return make_error(ErrorCode::kInternal, "unknown pooling ", static_cast<int>(pooling));
 }
@@ -181,8 +181,14 @@ Result<std::vector<std::vector<float>>> embed_batch(Context& context,
                                                     const EmbedOptions& options) {
   SINTER_TRY(check_encoder(context));
   SINTER_TRY(check_normalization(options.normalize));
-  const Pooling pooling = options.pooling.value_or(context.model().model().shape().pooling);
-  if (pooling == Pooling::kRank) SINTER_TRY(pool_hidden_states({}, 1, pooling));
+  const ModelShape& shape = context.model().model().shape();
+  const Pooling pooling = options.pooling.value_or(shape.pooling);
+  // A reranker's outputs are its head's scores, not hidden states: nothing else pools them.
+  if ((pooling == Pooling::kRank) != (shape.n_rank_outputs > 0)) {
+    return make_error(ErrorCode::kUnsupported, "the ", shape.architecture, " model ",
+                      shape.n_rank_outputs > 0 ? "is a reranker: its only pooling is rank"
+                                               : "is not a reranker (rank pooling with a classification head)");
+  }
   for (size_t i = 0; i < inputs.size(); ++i) SINTER_TRY(check_input(context, i, inputs[i].size()));
   const auto limit = static_cast<size_t>(std::min(context.n_batch(), context.n_ctx()));
   std::vector<std::vector<float>> out;

@@ -40,8 +40,8 @@ std::string_view pooling_name(Pooling pooling);
 
 // Pools one input's hidden states, rows [n_tokens × n_embd] (token-major), into one vector:
 // mean of the rows, the first row (CLS), the last row. kNone keeps every row (the result is
-// the input unchanged). kRank needs a classification head, which no architecture binds yet:
-// an error, as is an empty input.
+// the input unchanged). kRank takes the first row: a reranker's rows are already its head's
+// outputs (rerank.h). An empty input is an error.
 Result<std::vector<float>> pool_hidden_states(std::span<const float> rows, int32_t n_embd, Pooling pooling);
 
 // Scales `values` in place by llama-server's common_embd_normalize rule `norm` (above). An

@@ -9,6 +9,7 @@
 // pass returns the last block's hidden states [n_embd, n_outputs]; pooling them into one
 // vector per sequence is the runtime's (runtime/embedding.h), as `{arch}.pooling_type` says.
 #include "model/decoder.h"
+#include "model/rank_head.h"
 
 namespace sinter {
 namespace {
@@ -47,6 +48,7 @@ class BertModel final : public DecoderModel<BertHParams> {
   Tensor* position_embd = nullptr;  // [n_embd, n_ctx_train]
   NormWeights embd_norm;
   std::vector<BertLayer> layers;
+  RankHead rank_head;  // a reranker's (pooling rank)
 
   void bind(WeightBinder& b) {
     const int64_t n_embd = h.n_embd;
@@ -68,13 +70,17 @@ class BertModel final : public DecoderModel<BertHParams> {
       l.layer_out_norm =
           bind_norm(b, "blk.%d.layer_output_norm", il, n_embd, Presence::kRequired, Presence::kRequired);
     }
+    rank_head = bind_rank_head(b, n_embd, reranker());
   }
+
+  bool reranker() const { return h.pooling_type == static_cast<uint32_t>(Pooling::kRank); }
 
   ModelShape describe_shape() const {
     ModelShape s = decoder_shape(kArchitecture);
     s.encoder = true;
     s.causal = h.causal;
     s.pooling = static_cast<Pooling>(h.pooling_type);
+    if (reranker()) s.n_rank_outputs = rank_head.outputs(s.n_embd);
     KvRope none = h.kv_rope(/*neox=*/false);
     none.rotated = false;  // absolute positions: nothing rotates, nothing shifts
     s.kv_rope.assign(h.n_layer, none);
@@ -108,7 +114,8 @@ class BertModel final : public DecoderModel<BertHParams> {
       cur = g.add(cur, ffn_inp);
       x = fx.build_norm(cur, l.layer_out_norm, NormKind::kLayer, h.norm_eps, "layer_out_norm", il);
     }
-    return ForwardContext::name(x, "result_embd");
+    x = ForwardContext::name(x, "result_embd");
+    return reranker() ? build_rank_head(fx, x, rank_head) : x;
   }
 };
 

@@ -1,5 +1,9 @@
 // Qwen 3 (dense): Qwen 2's blocks without the Q/K/V biases, with an RMS norm of each query and
 // key head (over head_dim, before RoPE), and a head size of its own (attention.key_length).
+//
+// A file with a pooling type (mean, CLS or last: Qwen3-Embedding's is last) is an embedding
+// model: the same causal blocks, the forward pass ending at the final norm's hidden states,
+// which the runtime pools (runtime/embedding.h), as llama.cpp embeds with such a file.
 #include <algorithm>
 
 #include "model/decoder.h"
@@ -7,7 +11,30 @@
 namespace sinter {
 namespace {
 
-class Qwen3Model final : public DecoderModel<DecoderHParams> {
+struct Qwen3HParams : DecoderHParams {
+  // `{arch}.pooling_type`, only in embedding models' files; -1: none (a generative model).
+  int32_t pooling_type = -1;
+
+  void declare(HParams& p, uint32_t vocab) {
+    DecoderHParams::declare(p, vocab);
+    const bool present =
+        p.mode() == HParams::Mode::kWrite ? pooling_type >= 0 : p.has("{arch}.pooling_type");
+    if (!present) return;
+    auto pooling = static_cast<uint32_t>(std::max(pooling_type, 0));
+    p.optional("{arch}.pooling_type", pooling, 0u);
+    if (pooling == static_cast<uint32_t>(Pooling::kRank)) {
+      p.fail("a Qwen3 reranker (pooling type rank, yes/no scoring) is not supported");
+    } else if (pooling > static_cast<uint32_t>(Pooling::kRank)) {
+      p.fail(concat("pooling type ", pooling, " is not one of 0 (none) .. 4 (rank)"));
+    }
+    pooling_type = static_cast<int32_t>(pooling);
+  }
+
+  // Pooling none (the key's default) is a generative model's file, as converters write it.
+  bool embedding() const { return pooling_type > static_cast<int32_t>(Pooling::kNone); }
+};
+
+class Qwen3Model final : public DecoderModel<Qwen3HParams> {
  public:
   static constexpr const char* kArchitecture = "qwen3";
 
@@ -25,6 +52,10 @@ class Qwen3Model final : public DecoderModel<DecoderHParams> {
   ModelShape describe_shape() const {
     ModelShape s = decoder_shape(kArchitecture);
     s.kv_rope.assign(h.n_layer, h.kv_rope(/*neox=*/true));
+    if (h.embedding()) {
+      s.encoder = true;  // hidden states out; attention stays causal
+      s.pooling = static_cast<Pooling>(h.pooling_type);
+    }
     return s;
   }
 
@@ -37,7 +68,8 @@ const ArchitectureRegistration kQwen3{Architecture{
     Qwen3Model::kArchitecture,
     Qwen3Model::create<Qwen3Model>,
     [](const SynthDims& dims, Metadata& out) {
-      return write_synth_keys<DecoderHParams>(Qwen3Model::kArchitecture, dims, out, [](DecoderHParams& h) {
+      return write_synth_keys<Qwen3HParams>(Qwen3Model::kArchitecture, dims, out, [&dims](Qwen3HParams& h) {
+        h.pooling_type = dims.pooling_type;  // --pooling: an embedding model (last: Qwen3-Embedding)
         h.norm_eps = 1e-6f;
         h.rope.freq_base = 1000000.0f;
         // A head size of its own (attention.key_length), as Qwen 3's 128 over 1024 / 16 in the

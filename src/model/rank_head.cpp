@@ -1,0 +1,36 @@
+#include "model/rank_head.h"
+
+#include "model/decoder.h"
+
+namespace sinter {
+
+int32_t RankHead::outputs(int32_t n_embd) const {
+  if (cls_out != nullptr) return static_cast<int32_t>(cls_out->ne[1]);
+  if (cls != nullptr) return static_cast<int32_t>(cls->ne[1]);
+  return n_embd;
+}
+
+RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs) {
+  const Presence presence = reranker ? Presence::kFeature : Presence::kOptional;
+  RankHead head;
+  head.cls = bind_weight(b, "cls.weight", {n_embd, n_embd}, presence);
+  head.cls_b = bind_weight(b, "cls.bias", {n_embd}, presence);
+  head.cls_out = bind_weight(b, "cls.output.weight", {n_embd, n_outputs}, presence);
+  head.cls_out_b = bind_weight(b, "cls.output.bias", {n_outputs}, presence);
+  return head;
+}
+
+Tensor* build_rank_head(ForwardContext& fx, Tensor* hidden, const RankHead& head) {
+  Graph& g = fx.graph;
+  Tensor* cur = hidden;
+  if (head.cls != nullptr) {
+    cur = fx.build_linear(head.cls, cur, head.cls_b);
+    // tanh(x) = σ(2x) − σ(−2x): the graph has the logistic function, not tanh.
+    cur = g.add(g.sigmoid(g.scale(cur, 2.0f)), g.scale(g.sigmoid(g.scale(cur, -2.0f)), -1.0f));
+    cur = ForwardContext::name(cur, "cls_tanh");
+  }
+  if (head.cls_out != nullptr) cur = fx.build_linear(head.cls_out, cur, head.cls_out_b);
+  return ForwardContext::name(cur, "result_rank");
+}
+
+}  // namespace sinter

@@ -1,0 +1,34 @@
+// A reranker's classification head (llama.cpp's rank pooling, as BGE-reranker files carry it):
+//
+//   score = cls_out · tanh(cls · h + cls_b) + cls_out_b
+//
+// over the hidden state h of each output row (the runtime asks for the first token of each
+// pair). Either layer may be absent, as in llama.cpp (a file without cls.output gives the
+// tanh layer's values; one without cls the projection alone).
+#pragma once
+
+#include "model/builder.h"
+#include "model/weights.h"
+
+namespace sinter {
+
+struct RankHead {
+  Tensor* cls = nullptr;  // [n_embd, n_embd]
+  Tensor* cls_b = nullptr;
+  Tensor* cls_out = nullptr;  // [n_embd, n_rank_outputs]
+  Tensor* cls_out_b = nullptr;
+
+  bool present() const { return cls != nullptr || cls_out != nullptr; }
+  // Values per output row: cls.output's rows, else cls's, else n_embd.
+  int32_t outputs(int32_t n_embd) const;
+};
+
+// Binds cls.weight/cls.bias and cls.output.weight/cls.output.bias; in a synthetic model only
+// when `reranker` (pooling rank). Files carry one output (a relevance score) unless
+// `n_outputs` says more.
+RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs = 1);
+
+// hidden [n_embd, n_outputs] -> [outputs(), n_outputs].
+Tensor* build_rank_head(ForwardContext& fx, Tensor* hidden, const RankHead& head);
+
+}  // namespace sinter
