@@ -94,7 +94,7 @@ class OllamaShape : public ResponseShape {
  private:
   Json base() const { return Json{{"model", model_}, {"created_at", now_rfc3339()}}; }
 
-  bool parsing() const { return chat_ && reply_.parse; }
+  bool parsing() const { return reply_.parse; }
 
   chat::tools::StreamingParser& parser_of(int32_t choice) {
     const size_t index = static_cast<size_t>(std::max(choice, 0));
@@ -102,9 +102,15 @@ class OllamaShape : public ResponseShape {
     return parsers_[index];
   }
 
-  // A chat message with its thinking and tool calls where there are some.
-  static void put_message(Json& chunk, const std::string& content, const std::string& thinking,
-                          const std::vector<chat::tools::ToolCall>& calls) {
+  // A chat message with its thinking and tool calls where there are some (/api/generate:
+  // "response" and "thinking").
+  void put_message(Json& chunk, const std::string& content, const std::string& thinking,
+                   const std::vector<chat::tools::ToolCall>& calls) const {
+    if (!chat_) {
+      chunk["response"] = content;
+      if (!thinking.empty()) chunk["thinking"] = thinking;
+      return;
+    }
     Json message{{"role", "assistant"}, {"content", content}};
     if (!thinking.empty()) message["thinking"] = thinking;
     if (!calls.empty()) message["tool_calls"] = ollama_tool_calls(calls);
@@ -245,8 +251,6 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
   SINTER_ASSIGN(const OllamaCommon common, read_common(body, *state.models));
   if (common.tools.has_tools())
     return make_error(ErrorCode::kInvalidArgument, "tools are supported on /api/chat only");
-  if (common.tools.think.value_or(false))
-    return make_error(ErrorCode::kInvalidArgument, "think is supported on /api/chat only");
   JsonFields fields(body);
   SINTER_ASSIGN(const auto prompt, fields.string("prompt"));
   SINTER_ASSIGN(const auto system, fields.string("system"));
@@ -265,10 +269,16 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
     return ok_status();
   }
   SINTER_ASSIGN(ModelLease lease, acquire(state, common));
-  std::string text = prompt.value_or("");
+  RenderedChat rendered{prompt.value_or(""), lease->has_chat_template ? lease->chat_template.source : ""};
   if (!raw.value_or(false)) {
-    SINTER_ASSIGN(text, render_generate_prompt(*lease, text, system, common.template_source));
+    SINTER_ASSIGN(rendered, render_generate_turn(*lease, rendered.text, system, common.template_source,
+                                                 chat_render_options(common.tools)));
   }
+  // think: the reasoning goes to "thinking" (a raw prompt: as the model's template would write it).
+  SINTER_ASSIGN(ChatReplySetup reply,
+                setup_chat_reply(common.tools, rendered.template_source, rendered.text));
+  SINTER_TRY(check_thinking(common.tools, reply, common.model));
+  const std::string& text = rendered.text;
   PromptTokens tokens;
   if (context != nullptr && !context->empty()) {
     // A previous answer's context continues: its tokens, then the new text without a second BOS.
@@ -281,9 +291,11 @@ Status handle_generate(ServerState& state, const http::Request& req, http::Respo
   GenerationJob job;
   SINTER_ASSIGN(job.options,
                 make_generation_options(common.generation, kOllamaDefaults, *lease, state.limits));
+  apply_reply_setup(reply, job.options);
   job.lease = std::move(lease);
   job.prompt = std::move(tokens);
-  job.shape = std::make_unique<OllamaShape>(common.model, false, common.generation.logprobs);
+  job.shape =
+      std::make_unique<OllamaShape>(common.model, false, common.generation.logprobs, std::move(reply));
   job.stream = common.stream;
   job.arrived = arrived;
   run_generation(state, std::move(job), req, res);

@@ -120,6 +120,14 @@ Result<RenderedChat> render_chat_turn(const ServedModel& model, const chat::Json
 Result<std::string> render_generate_prompt(const ServedModel& model, const std::string& prompt,
                                            const std::optional<std::string>& system,
                                            const std::optional<std::string>& template_source) {
+  SINTER_ASSIGN(RenderedChat rendered, render_generate_turn(model, prompt, system, template_source, {}));
+  return std::move(rendered.text);
+}
+
+Result<RenderedChat> render_generate_turn(const ServedModel& model, const std::string& prompt,
+                                          const std::optional<std::string>& system,
+                                          const std::optional<std::string>& template_source,
+                                          const ChatRenderOptions& options) {
   std::optional<std::string> system_text;
   if (system && !system->empty()) {
     system_text = system;
@@ -129,15 +137,14 @@ Result<std::string> render_generate_prompt(const ServedModel& model, const std::
   const bool templated = model.has_chat_template || (template_source && !template_source->empty()) ||
                          modelfile_template(model) != nullptr;
   if (!templated) {
-    if (system_text) return *system_text + "\n\n" + prompt;
-    return prompt;
+    if (system_text) return RenderedChat{*system_text + "\n\n" + prompt, ""};
+    return RenderedChat{prompt, ""};
   }
   chat::Json messages = chat::Json::array();
   if (system_text) messages.push_back({{"role", "system"}, {"content", *system_text}});
   append_modelfile_messages(model, messages);
   messages.push_back({{"role", "user"}, {"content", prompt}});
-  SINTER_ASSIGN(RenderedChat rendered, render_messages(model, messages, template_source));
-  return std::move(rendered.text);
+  return render_messages(model, messages, template_source, options);
 }
 
 Result<PromptTokens> tokenize_prompt(const ServedModel& model, const std::string& text, bool add_special) {

@@ -48,6 +48,13 @@ Result<std::string> render_generate_prompt(const ServedModel& model, const std::
                                            const std::optional<std::string>& system,
                                            const std::optional<std::string>& template_source);
 
+// render_generate_prompt with template variables (think), and the template it used (empty
+// when the prompt is used as it is).
+Result<RenderedChat> render_generate_turn(const ServedModel& model, const std::string& prompt,
+                                          const std::optional<std::string>& system,
+                                          const std::optional<std::string>& template_source,
+                                          const ChatRenderOptions& options);
+
 struct PromptTokens {
   std::vector<TokenId> tokens;
   bool has_bos = false;

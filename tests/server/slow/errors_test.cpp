@@ -135,7 +135,9 @@ TEST_F(Errors, InvalidOptionValues) {
                                  {"response_format", {{"type", "json_object"}}}}),
                400, "tools cannot be combined with grammar or response_format", true);
   expect_error(generate(*server_, {{"think", "max"}}), 400, "think must be true, false");
-  expect_error(generate(*server_, {{"think", true}}), 400, "think is supported on /api/chat only");
+  expect_error(generate(*server_, {{"think", true}}), 400, "\"stories260K\" does not support thinking");
+  expect_error(generate(*server_, {{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}), 400,
+               "tools are supported on /api/chat only");
   expect_error(openai(*server_, {{"response_format", {{"type", "xml"}}}}), 400,
                "response_format.type 'xml' is not supported (text, json_object, json_schema)", true);
   expect_error(generate(*server_, {{"format", "yaml"}}), 400,

@@ -351,6 +351,17 @@ TEST_F(ToolCalls, ReasoningIsSeparatedInBothApis) {
   }
   EXPECT_EQ(thinking, reasoning);
   EXPECT_EQ(content, answer);
+
+  // /api/generate: "thinking" beside "response".
+  const HttpAnswer generated = http_post(*server_, "/api/generate",
+                                         Json{{"model", "qwq-tiny"},
+                                              {"prompt", "Hi"},
+                                              {"think", true},
+                                              {"stream", false},
+                                              {"options", {{"temperature", 0}, {"num_predict", 24}}}});
+  ASSERT_EQ(generated.status, 200) << generated.body;
+  EXPECT_EQ(generated.json()["thinking"], reasoning);
+  EXPECT_EQ(generated.json()["response"], answer);
 }
 
 // Qwen3's enable_thinking=false appends an empty thinking block to the prompt.
