@@ -148,7 +148,8 @@ Json ollama_tool_calls(const std::vector<ToolCall>& calls) {
   for (size_t i = 0; i < calls.size(); ++i) {
     Json arguments = Json::parse(calls[i].arguments, nullptr, false);
     if (arguments.is_discarded() || !arguments.is_object()) arguments = Json::object();
-    out.push_back(Json{{"function", Json{{"index", i}, {"name", calls[i].name}, {"arguments", arguments}}}});
+    out.push_back(Json{{"id", calls[i].id},
+                       {"function", Json{{"index", i}, {"name", calls[i].name}, {"arguments", arguments}}}});
   }
   return out;
 }

@@ -57,7 +57,7 @@ void apply_reply_setup(const ChatReplySetup& setup, GenerationOptions& options);
 nlohmann::ordered_json openai_tool_calls(const std::vector<chat::tools::ToolCall>& calls);
 // OpenAI's streamed tool-call deltas: [{"index", "id"?, "type"?, "function": {"name"?, "arguments"}}].
 nlohmann::ordered_json openai_tool_call_deltas(const std::vector<chat::tools::ToolCallDelta>& deltas);
-// Ollama: [{"function": {"index", "name", "arguments": object}}] (arguments that are not a whole
+// Ollama: [{"id", "function": {"index", "name", "arguments": object}}] (arguments that are not a whole
 // JSON object, from a call cut short, become {}).
 nlohmann::ordered_json ollama_tool_calls(const std::vector<chat::tools::ToolCall>& calls);
 

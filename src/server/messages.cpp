@@ -101,9 +101,13 @@ Result<nlohmann::ordered_json> read_messages(const nlohmann::ordered_json& messa
     }
     converted["content"] = content;
     SINTER_TRY(convert_tool_calls(converted, where));
-    // Ollama names a tool result's function `tool_name`; templates read `name`.
+    // Ollama names a tool result's function `tool_name` and an answer's reasoning `thinking`;
+    // Jinja templates read `name` and `reasoning_content` (Qwen3 keeps the last turn's thinking).
     if (converted.contains("tool_name") && converted["tool_name"].is_string() && !converted.contains("name"))
       converted["name"] = converted["tool_name"];
+    if (converted.contains("thinking") && converted["thinking"].is_string() &&
+        !converted.contains("reasoning_content"))
+      converted["reasoning_content"] = converted["thinking"];
     result.push_back(std::move(converted));
   }
   return result;

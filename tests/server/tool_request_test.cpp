@@ -159,12 +159,14 @@ TEST(ToolMessages, OllamaCallsAndToolNames) {
   const Json messages = Json::parse(R"([
     {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather",
       "arguments": {"city": "Paris"}}}]},
-    {"role": "tool", "tool_name": "get_weather", "content": "21 C"}])");
+    {"role": "tool", "tool_name": "get_weather", "content": "21 C"},
+    {"role": "assistant", "content": "Warm.", "thinking": "21 C is warm"}])");
   auto read = read_messages(messages, "messages");
   ASSERT_TRUE(read.ok()) << read.error().message();
   EXPECT_EQ((*read)[0]["tool_calls"][0]["type"], "function");
   EXPECT_EQ((*read)[0]["tool_calls"][0]["function"]["arguments"], (Json{{"city", "Paris"}}));
   EXPECT_EQ((*read)[1]["name"], "get_weather");
+  EXPECT_EQ((*read)[2]["reasoning_content"], "21 C is warm");
 }
 
 TEST(ToolMessages, MalformedCallsNameTheField) {

@@ -249,6 +249,7 @@ TEST_F(ToolCalls, OllamaCallsWholeAndStreamed) {
     EXPECT_EQ(content, "");
     ASSERT_EQ(calls.size(), 1u) << calls.dump();
     EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+    EXPECT_EQ(calls[0]["id"].get<std::string>().rfind("call_", 0), 0u);
     expect_weather_arguments(calls[0]["function"]["arguments"]);  // an object, not text
   }
 }
