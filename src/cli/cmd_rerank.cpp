@@ -51,7 +51,8 @@ int run(RerankArgs& args) {
   std::vector<size_t> order(scores->size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (args.sort) {
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*scores)[a] > (*scores)[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return (*scores)[a] > (*scores)[b]; });
   }
   for (size_t i : order) {
     const float score = args.probability ? rerank_probability((*scores)[i]) : (*scores)[i];
@@ -66,7 +67,8 @@ CommandRun setup(CLI::App* app) {
   app->add_option("query", args->query, "the query")->required();
   app->add_option("documents", args->documents, "the documents to score against the query");
   app->add_flag("--sort", args->sort, "print the documents by score, highest first (default: in order)");
-  app->add_flag("--probability", args->probability, "print sigmoid(score), in [0, 1], instead of the raw score");
+  app->add_flag("--probability", args->probability,
+                "print sigmoid(score), in [0, 1], instead of the raw score");
   add_backend_flag(app, args->backend);
   add_threads_flag(app, args->threads);
   add_context_flag(app, args->n_ctx, "positions per pass (0: the model's, at most 8192)");

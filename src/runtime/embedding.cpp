@@ -186,8 +186,9 @@ Result<std::vector<std::vector<float>>> embed_batch(Context& context,
   // A reranker's outputs are its head's scores, not hidden states: nothing else pools them.
   if ((pooling == Pooling::kRank) != (shape.n_rank_outputs > 0)) {
     return make_error(ErrorCode::kUnsupported, "the ", shape.architecture, " model ",
-                      shape.n_rank_outputs > 0 ? "is a reranker: its only pooling is rank"
-                                               : "is not a reranker (rank pooling with a classification head)");
+                      shape.n_rank_outputs > 0
+                          ? "is a reranker: its only pooling is rank"
+                          : "is not a reranker (rank pooling with a classification head)");
   }
   for (size_t i = 0; i < inputs.size(); ++i) SINTER_TRY(check_input(context, i, inputs[i].size()));
   const auto limit = static_cast<size_t>(std::min(context.n_batch(), context.n_ctx()));

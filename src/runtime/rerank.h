@@ -28,11 +28,13 @@ namespace sinter {
 // not otherwise.
 Status check_reranker(const ModelShape& model);
 
-// The tokens of one (query, document) pair, formed as llama.cpp forms them:
+// The tokens of one (query, document) pair, formed as llama.cpp's reference (node-llama-cpp's
+// ranking context) forms them:
 //   BOS query EOS SEP document EOS
-// where each of BOS, EOS and SEP is left out when the vocabulary has none (BERT/WordPiece:
-// [CLS] query [SEP] document [SEP], the separator standing in for a missing EOS). Query and
-// document are tokenized without special tokens, special-token text in them not parsed.
+// each of BOS, EOS and SEP left out where the vocabulary has none: a BERT WordPiece file (CLS as
+// BOS, no EOS) gives [CLS] query [SEP] document; an XLM-RoBERTa one (BGE-reranker-v2) gives
+// <s> query </s></s> document </s>. Query and document are tokenized without special tokens,
+// special-token text in them not parsed.
 Result<std::vector<TokenId>> rerank_tokens(const Tokenizer& tokenizer, std::string_view query,
                                            std::string_view document);
 

@@ -16,8 +16,8 @@ namespace sinter {
 namespace {
 
 std::string synth_file(const std::string& architecture, Pooling pooling) {
-  const std::string path =
-      testing::scratch_dir() + "/../rerank-" + architecture + "-" + std::string(pooling_name(pooling)) + ".gguf";
+  const std::string path = testing::scratch_dir() + "/../rerank-" + architecture + "-" +
+                           std::string(pooling_name(pooling)) + ".gguf";
   SynthOptions options;
   options.architecture = architecture;
   options.seed = 5;

@@ -108,6 +108,13 @@ std::vector<double> oracle_embed(const std::string& model, const std::string& te
   return run_oracle("embed " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<double>>();
 }
 
+std::vector<double> oracle_rank(const std::string& model, const std::string& query,
+                                const std::vector<std::string>& documents) {
+  std::string arguments = "rank " + shell_quote(model) + " " + shell_quote(query);
+  for (const auto& document : documents) arguments += " " + shell_quote(document);
+  return run_oracle(arguments).get<std::vector<double>>();
+}
+
 CommandResult run_sinter(const std::string& arguments) {
   return run_command(shell_quote(sinter_binary()) + " " + arguments);
 }

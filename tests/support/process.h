@@ -30,6 +30,9 @@ std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string&
 
 // The sequence embedding llama.cpp returns for a text (the file's pooling, not normalized).
 std::vector<double> oracle_embed(const std::string& model, const std::string& text);
+// One relevance score in [0, 1] per document (node-llama-cpp's rankAll: a sigmoid of the head).
+std::vector<double> oracle_rank(const std::string& model, const std::string& query,
+                                const std::vector<std::string>& documents);
 
 std::string join_ids(const std::vector<int>& ids);  // "1,2,3"
 

@@ -17,8 +17,7 @@ struct Qwen3HParams : DecoderHParams {
 
   void declare(HParams& p, uint32_t vocab) {
     DecoderHParams::declare(p, vocab);
-    const bool present =
-        p.mode() == HParams::Mode::kWrite ? pooling_type >= 0 : p.has("{arch}.pooling_type");
+    const bool present = p.mode() == HParams::Mode::kWrite ? pooling_type >= 0 : p.has("{arch}.pooling_type");
     if (!present) return;
     auto pooling = static_cast<uint32_t>(std::max(pooling_type, 0));
     p.optional("{arch}.pooling_type", pooling, 0u);
