@@ -29,7 +29,8 @@ const Case kCases[] = {{"tiny", "mean"},
                        {"small", "cls"},
                        {"bge-small", "cls"},
                        {"bge-small", "mean"},
-                       {"tiny", "last", "qwen3", 3}};
+                       {"tiny", "last", "qwen3", 3},
+                       {"tiny", "mean", "nomic-bert"}};
 
 // bert-base-uncased's tokenizer.json, written once per test binary by the reference script.
 const std::string& bert_tokenizer_dir() {
@@ -124,14 +125,14 @@ TEST_P(EmbeddingConformance, CosineAgainstTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EmbeddingConformance,
-                         ::testing::Combine(::testing::Values(0, 1, 2, 3, 4),
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3, 4, 5),
                                             ::testing::Values("f32", "q8_0")),
                          [](const ::testing::TestParamInfo<std::tuple<int, const char*>>& param) {
                            const Case& c = kCases[std::get<0>(param.param)];
                            std::string name = std::string(c.architecture) + "_" + c.preset + "_" + c.pooling +
                                               "_" + std::get<1>(param.param);
                            for (char& ch : name)
-                             if (ch == '-') ch = '_';
+                             if (ch == '-') ch = '_';  // nomic-bert
                            return name;
                          });
 
