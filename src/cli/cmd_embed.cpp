@@ -92,7 +92,8 @@ int run(EmbedArgs& args) {
   const ModelShape& shape = (*loaded)->model().shape();
   if (!shape.encoder) {
     return fail(args.model + ": the " + shape.architecture +
-                " model is not an embedding (encoder) model; `sinter embed` needs one (bert)");
+                " model is not an embedding model; `sinter embed` needs one (bert, nomic-bert, or a "
+                "decoder file with a pooling type such as Qwen3-Embedding)");
   }
   auto tokenizer = Tokenizer::from_metadata((*loaded)->file().metadata());
   if (!tokenizer) return fail(args.model + ": " + tokenizer.error().message());
@@ -150,7 +151,8 @@ CommandRun setup(CLI::App* app) {
   return [args] { return run(*args); };
 }
 
-const CommandRegistration kEmbed{"embed", "Embedding vectors of texts from an encoder model (BERT)", setup};
+const CommandRegistration kEmbed{"embed", "Embedding vectors of texts from an embedding model (BERT and kin)",
+                                 setup};
 
 }  // namespace
 }  // namespace sinter::cli

@@ -32,4 +32,14 @@ Result<std::string> architecture_of(const Metadata& metadata) {
   return metadata.get<std::string>("general.architecture");
 }
 
+bool is_embedding_model_file(const Metadata& metadata) {
+  auto name = architecture_of(metadata);
+  if (!name) return false;
+  const Architecture* architecture = find_architecture(*name);
+  if (architecture == nullptr) return false;
+  if (architecture->encoder) return true;
+  auto pooling = metadata.find<uint32_t>(*name + ".pooling_type");
+  return pooling && pooling->has_value() && **pooling > static_cast<uint32_t>(Pooling::kNone);
+}
+
 }  // namespace sinter

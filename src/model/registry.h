@@ -57,4 +57,10 @@ std::vector<std::string> architecture_names();
 // Architecture name of a file's metadata, or an error naming what is missing.
 Result<std::string> architecture_of(const Metadata& metadata);
 
+// Whether a file holds an embedding model (its ModelShape::encoder once loaded), from its header
+// alone: an encoder architecture (bert, nomic-bert), or a decoder whose file has a pooling type
+// other than none (Qwen3-Embedding: `qwen3.pooling_type` = last). False for an unknown
+// architecture.
+bool is_embedding_model_file(const Metadata& metadata);
+
 }  // namespace sinter

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "model/registry.h"
 #include "runtime/embedding.h"
 #include "runtime/runtime_test_support.h"
 #include "sinter/engine.h"
@@ -146,6 +147,9 @@ TEST(DecoderEmbedding, Qwen3WithAPoolingTypeEmbedsCausally) {
   ASSERT_TRUE(loaded);
   EXPECT_FALSE((*loaded)->model().shape().encoder);
   EXPECT_TRUE(check_generative((*loaded)->model().shape()));
+  // The header alone tells the two apart (the server decides by it before loading).
+  EXPECT_FALSE(is_embedding_model_file((*loaded)->file().metadata()));
+  EXPECT_TRUE(is_embedding_model_file(context->model().file().metadata()));
 }
 
 }  // namespace
