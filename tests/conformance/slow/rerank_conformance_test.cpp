@@ -74,6 +74,22 @@ TEST_P(RerankConformance, ScoresAgainstTheOracle) {
   }
   // The documents score differently: a test of scores that all sit at one value would prove little.
   EXPECT_GT(spread, 1e-2);
+  // --sort prints the same lines, highest score first.
+  const auto sorted = testing::run_sinter(arguments + " --sort");
+  ASSERT_EQ(sorted.exit_status, 0) << sorted.err;
+  std::istringstream sorted_lines(sorted.out);
+  double previous = 2.0;
+  size_t count = 0;
+  for (std::string line; std::getline(sorted_lines, line); ++count) {
+    size_t index = 0;
+    double score = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%zu\t%lf", &index, &score), 2) << line;
+    ASSERT_LT(index, documents.size());
+    EXPECT_EQ(line.substr(line.rfind('\t') + 1), documents[index]);
+    EXPECT_LE(score, previous);
+    previous = score;
+  }
+  EXPECT_EQ(count, documents.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Bert, RerankConformance, ::testing::Values("f32", "q8_0"));
