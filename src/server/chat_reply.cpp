@@ -102,6 +102,45 @@ ChatRenderOptions chat_render_options(const ChatToolOptions& request) {
   return options;
 }
 
+namespace {
+
+// What a generic-family model is told when its template does not show the tools.
+std::string generic_tools_prompt(const ChatToolOptions& request) {
+  std::string text = "You can call these tools (JSON schemas of their arguments):\n";
+  for (const Json& tool : request.tools) {
+    if (request.choice == ToolChoice::kNamed && tool["function"]["name"] != request.named_tool) continue;
+    text += tool["function"].dump() + "\n";
+  }
+  const std::string call = request.parallel_calls
+                               ? "{\"tool_calls\": [{\"name\": \"...\", \"arguments\": {...}}, ...]}"
+                               : "{\"tool_call\": {\"name\": \"...\", \"arguments\": {...}}}";
+  const bool required = request.choice == ToolChoice::kRequired || request.choice == ToolChoice::kNamed;
+  text += "Reply with one JSON object: " + call + " to call " + (request.parallel_calls ? "tools" : "a tool");
+  if (!required) text += ", or {\"response\": \"...\"} to answer";
+  return text + ".";
+}
+
+}  // namespace
+
+Result<RenderedChat> render_chat_with_tools(const ServedModel& model, const chat::Json& messages,
+                                            const std::optional<std::string>& template_source,
+                                            const ChatToolOptions& request) {
+  const ChatRenderOptions options = chat_render_options(request);
+  SINTER_ASSIGN(RenderedChat rendered, render_chat_turn(model, messages, template_source, options));
+  if (!request.calls_tools() || rendered.template_source.find("tools") != std::string::npos ||
+      detect_tool_format(rendered.template_source).family != ToolFamily::kGeneric) {
+    return rendered;
+  }
+  chat::Json described = messages;
+  const std::string text = generic_tools_prompt(request);
+  if (!described.empty() && described[0].value("role", "") == "system" && described[0]["content"].is_string()) {
+    described[0]["content"] = described[0]["content"].get<std::string>() + "\n\n" + text;
+  } else {
+    described.insert(described.begin(), chat::Json{{"role", "system"}, {"content", text}});
+  }
+  return render_chat_turn(model, described, template_source, options);
+}
+
 Status check_thinking(const ChatToolOptions& request, const ChatReplySetup& setup, const std::string& model) {
   if (request.think.value_or(false) && !template_can_think(setup.format))
     return make_error(ErrorCode::kInvalidArgument, "\"", model, "\" does not support thinking");

@@ -46,6 +46,13 @@ Result<ChatReplySetup> setup_chat_reply(const ChatToolOptions& request, const st
 // the template variables (enable_thinking, chat_template_kwargs), and Go templates' .Think.
 ChatRenderOptions chat_render_options(const ChatToolOptions& request);
 
+// The conversation rendered for a request with tools: render_chat_turn with the tools and template
+// variables. A template that neither shows the tools nor has a call format of its own (the
+// generic family: the reply is a JSON object) gets them described in the system message.
+Result<RenderedChat> render_chat_with_tools(const ServedModel& model, const chat::Json& messages,
+                                            const std::optional<std::string>& template_source,
+                                            const ChatToolOptions& request);
+
 // Thinking asked for (think / enable_thinking true) with a template that cannot think is an
 // error, as in Ollama: "\"MODEL\" does not support thinking".
 Status check_thinking(const ChatToolOptions& request, const ChatReplySetup& setup, const std::string& model);

@@ -318,8 +318,8 @@ Status handle_chat(ServerState& state, const http::Request& req, http::Response&
     return ok_status();
   }
   SINTER_ASSIGN(ModelLease lease, acquire(state, common));
-  SINTER_ASSIGN(const RenderedChat rendered, render_chat_turn(*lease, messages, common.template_source,
-                                                              chat_render_options(common.tools)));
+  SINTER_ASSIGN(const RenderedChat rendered,
+                render_chat_with_tools(*lease, messages, common.template_source, common.tools));
   SINTER_ASSIGN(ChatReplySetup reply,
                 setup_chat_reply(common.tools, rendered.template_source, rendered.text));
   SINTER_TRY(check_thinking(common.tools, reply, common.model));

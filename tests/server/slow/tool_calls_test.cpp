@@ -70,7 +70,10 @@ class ToolCalls : public ::testing::Test {
       ASSERT_EQ(made.exit_status, 0) << made.err;
     }
     std::filesystem::remove(*dir_ + "/qwq_config.json");
-    synth_model(*dir_, "random-tiny.gguf", "tiny");  // no template: ChatML, which cannot think
+    // No template: ChatML, which cannot think and does not show tools (described in the prompt).
+    const CommandResult plain =
+        run_sinter("synth llama " + shell_quote(*dir_ + "/random-tiny.gguf") + " --dims tiny --n-ctx 4096");
+    ASSERT_EQ(plain.exit_status, 0) << plain.err;
     server_ = ServerProcess::start({"--models", *dir_, "-t", "1", "--parallel", "1"}).release();
   }
   static void TearDownTestSuite() {
@@ -215,6 +218,28 @@ TEST_F(ToolCalls, NoCallWhileThinking) {
   EXPECT_NE(choice["message"]["reasoning_content"].get<std::string>().find("<tool_call><tool_call>"),
             std::string::npos)
       << answer.body;
+}
+
+// A template that does not show tools (ChatML) and has no call format: the tools are described
+// in a system message, and the reply is the generic JSON object.
+TEST_F(ToolCalls, GenericFormatWithATemplateWithoutTools) {
+  Json body = openai_body("random-tiny", 6);
+  body.erase("enable_thinking");
+  const HttpAnswer answer = http_post(*server_, "/v1/chat/completions", body);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const Json choice = answer.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls") << answer.body;
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << answer.body;
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  expect_weather_arguments(parse_arguments(choice["message"]["tool_calls"][0]["function"]["arguments"]));
+  // The description is in the prompt.
+  body.erase("tools");
+  body.erase("tool_choice");
+  body["max_tokens"] = 1;
+  const HttpAnswer plain = http_post(*server_, "/v1/chat/completions", body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_GT(answer.json()["usage"]["prompt_tokens"].get<int>(),
+            plain.json()["usage"]["prompt_tokens"].get<int>() + 40);
 }
 
 TEST_F(ToolCalls, OllamaCallsWholeAndStreamed) {
