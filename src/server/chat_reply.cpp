@@ -133,7 +133,8 @@ Result<RenderedChat> render_chat_with_tools(const ServedModel& model, const chat
   }
   chat::Json described = messages;
   const std::string text = generic_tools_prompt(request);
-  if (!described.empty() && described[0].value("role", "") == "system" && described[0]["content"].is_string()) {
+  if (!described.empty() && described[0].value("role", "") == "system" &&
+      described[0]["content"].is_string()) {
     described[0]["content"] = described[0]["content"].get<std::string>() + "\n\n" + text;
   } else {
     described.insert(described.begin(), chat::Json{{"role", "system"}, {"content", text}});

@@ -311,7 +311,8 @@ Status handle_chat_completions(ServerState& state, const http::Request& req, htt
   SINTER_ASSIGN(const chat::Json messages, read_messages(*messages_json, "messages"));
   SINTER_ASSIGN(ModelLease lease,
                 state.models->acquire(common.model, {state.models->options().default_keep_alive, {}}));
-  SINTER_ASSIGN(const RenderedChat rendered, render_chat_with_tools(*lease, messages, std::nullopt, common.tools));
+  SINTER_ASSIGN(const RenderedChat rendered,
+                render_chat_with_tools(*lease, messages, std::nullopt, common.tools));
   SINTER_ASSIGN(ChatReplySetup reply,
                 setup_chat_reply(common.tools, rendered.template_source, rendered.text));
   SINTER_TRY(check_thinking(common.tools, reply, common.model));
