@@ -65,6 +65,11 @@ Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format
 
 }  // namespace
 
+bool template_shows_tools(std::string_view template_source) {
+  return template_source.find("tools") != std::string_view::npos ||
+         template_source.find(".Tools") != std::string_view::npos;
+}
+
 bool template_can_think(const ToolFormat& format) {
   return format.family == ToolFamily::kGptOss || !format.reasoning_open.empty();
 }
@@ -127,7 +132,7 @@ Result<RenderedChat> render_chat_with_tools(const ServedModel& model, const chat
                                             const ChatToolOptions& request) {
   const ChatRenderOptions options = chat_render_options(request);
   SINTER_ASSIGN(RenderedChat rendered, render_chat_turn(model, messages, template_source, options));
-  if (!request.calls_tools() || rendered.template_source.find("tools") != std::string::npos ||
+  if (!request.calls_tools() || template_shows_tools(rendered.template_source) ||
       detect_tool_format(rendered.template_source).family != ToolFamily::kGeneric) {
     return rendered;
   }

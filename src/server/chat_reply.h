@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chat/tools/parsed_message.h"
@@ -32,6 +33,9 @@ struct ChatReplySetup {
   // are control tokens.
   bool render_special = false;
 };
+
+// Whether the template renders the request's tools (Jinja's `tools`, Go's `.Tools`).
+bool template_shows_tools(std::string_view template_source);
 
 // Whether the template's model can reason apart from its answer (<think>, [THINK], gpt-oss).
 bool template_can_think(const chat::tools::ToolFormat& format);

@@ -387,7 +387,7 @@ Status handle_show(ServerState& state, const http::Request& req, http::Response&
   Json capabilities = Json::array({encoder ? "embedding" : "completion"});
   // What the template can do, as Ollama tells it: tools when it renders them, thinking when it
   // has reasoning tags (docs/TOOL_CALLS.md).
-  if (!encoder && template_source.find("tools") != std::string::npos) capabilities.push_back("tools");
+  if (!encoder && template_shows_tools(template_source)) capabilities.push_back("tools");
   if (!encoder && !template_source.empty() &&
       template_can_think(chat::tools::detect_tool_format(template_source))) {
     capabilities.push_back("thinking");
