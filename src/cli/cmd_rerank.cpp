@@ -55,7 +55,7 @@ int run(RerankArgs& args) {
                      [&](size_t a, size_t b) { return (*scores)[a] > (*scores)[b]; });
   }
   for (size_t i : order) {
-    const float score = args.probability ? rerank_probability((*scores)[i]) : (*scores)[i];
+    const float score = args.probability ? rerank_probability(shape, (*scores)[i]) : (*scores)[i];
     std::printf("%zu\t%.9g\t%s\n", i, static_cast<double>(score), args.documents[i].c_str());
   }
   return 0;

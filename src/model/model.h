@@ -53,6 +53,8 @@ struct ModelShape {
   // A reranker (pooling rank): build_forward returns its classification head's outputs
   // [n_rank_outputs, n_outputs] instead of hidden states (0: not a reranker).
   int32_t n_rank_outputs = 0;
+  // The head ends in a softmax (Qwen3-Reranker: P(yes)), so its score is a probability already.
+  bool rank_is_probability = false;
   std::vector<KvLayerShape> kv_layers;  // one per layer that has a KV cache
   // Per KV layer: sliding window (0: full attention). The KV cache has one pool per distinct
   // window (memory/kv_cache.h), and each pool its own attention index.

@@ -20,6 +20,12 @@ RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t 
   return head;
 }
 
+RankHead bind_projection_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs) {
+  RankHead head;
+  if (reranker) head.cls_out = b.require("cls.output.weight", {n_embd, n_outputs});
+  return head;
+}
+
 Tensor* build_rank_head(ForwardContext& fx, Tensor* hidden, const RankHead& head) {
   Graph& g = fx.graph;
   Tensor* cur = hidden;

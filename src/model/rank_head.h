@@ -27,6 +27,9 @@ struct RankHead {
 // when `reranker` (pooling rank). Files carry one output (a relevance score) unless
 // `n_outputs` says more.
 RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs = 1);
+// Qwen3-Reranker's head: cls.output.weight alone, [n_embd, n_outputs] (the output matrix's
+// rows of "yes" and "no", as converters write it), required when `reranker`.
+RankHead bind_projection_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs);
 
 // hidden [n_embd, n_outputs] -> [outputs(), n_outputs].
 Tensor* build_rank_head(ForwardContext& fx, Tensor* hidden, const RankHead& head);

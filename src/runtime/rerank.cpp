@@ -51,4 +51,8 @@ float rerank_probability(float score) {
   return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(score))));
 }
 
+float rerank_probability(const ModelShape& model, float score) {
+  return model.rank_is_probability ? score : rerank_probability(score);
+}
+
 }  // namespace sinter

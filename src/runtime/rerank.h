@@ -47,5 +47,8 @@ Result<std::vector<float>> rerank_scores(Context& context, std::span<const std::
 // A raw score as a probability in [0, 1] (the logistic sigmoid), as node-llama-cpp's rank
 // reports it.
 float rerank_probability(float score);
+// The same for `model`'s scores: unchanged where they are probabilities already
+// (ModelShape::rank_is_probability: Qwen3-Reranker's softmax over "yes" and "no").
+float rerank_probability(const ModelShape& model, float score);
 
 }  // namespace sinter

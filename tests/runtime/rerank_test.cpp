@@ -109,6 +109,35 @@ TEST(Rerank, PairsAreJoinedAsLlamaCppJoinsThem) {
   EXPECT_EQ(joined->back(), special.eos);
 }
 
+// Qwen3-Reranker-shaped: the yes/no rows and a softmax at the last token; P(yes) is the score,
+// a probability already.
+TEST(Rerank, Qwen3ScoresAreProbabilities) {
+  auto context = context_for(synth_file("qwen3", Pooling::kRank));
+  const ModelShape& shape = context->model().model().shape();
+  EXPECT_TRUE(check_reranker(shape));
+  EXPECT_TRUE(shape.causal);
+  EXPECT_TRUE(shape.rank_is_probability);
+  EXPECT_EQ(shape.n_rank_outputs, 2);
+  std::vector<std::vector<TokenId>> inputs;
+  for (int i = 0; i < 5; ++i) inputs.push_back(pair(3 + i * 7, i));
+  auto scores = rerank_scores(*context, inputs);
+  ASSERT_TRUE(scores) << scores.error().message();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const float score = (*scores)[i];
+    EXPECT_GT(score, 0.0f);
+    EXPECT_LT(score, 1.0f);
+    EXPECT_EQ(rerank_probability(shape, score), score);
+    auto alone = rerank_scores(*context, std::span<const std::vector<TokenId>>(&inputs[i], 1));
+    ASSERT_TRUE(alone);
+    EXPECT_EQ(alone->front(), score) << i;
+  }
+  // The two outputs are P(yes) and P(no).
+  auto both = embed(*context, inputs[0]);
+  ASSERT_TRUE(both);
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_NEAR((*both)[0] + (*both)[1], 1.0f, 1e-6);
+}
+
 // Qwen3-Embedding: a qwen3 file with pooling last embeds, with causal attention: the last
 // token's vector depends on every token, the first token's on itself only.
 TEST(DecoderEmbedding, Qwen3WithAPoolingTypeEmbedsCausally) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "model/decoder.h"
+#include "model/rank_head.h"
 
 namespace sinter {
 namespace {
@@ -21,9 +22,7 @@ struct Qwen3HParams : DecoderHParams {
     if (!present) return;
     auto pooling = static_cast<uint32_t>(std::max(pooling_type, 0));
     p.optional("{arch}.pooling_type", pooling, 0u);
-    if (pooling == static_cast<uint32_t>(Pooling::kRank)) {
-      p.fail("a Qwen3 reranker (pooling type rank, yes/no scoring) is not supported");
-    } else if (pooling > static_cast<uint32_t>(Pooling::kRank)) {
+    if (pooling > static_cast<uint32_t>(Pooling::kRank)) {
       p.fail(concat("pooling type ", pooling, " is not one of 0 (none) .. 4 (rank)"));
     }
     pooling_type = static_cast<int32_t>(pooling);
@@ -31,7 +30,11 @@ struct Qwen3HParams : DecoderHParams {
 
   // Pooling none (the key's default) is a generative model's file, as converters write it.
   bool embedding() const { return pooling_type > static_cast<int32_t>(Pooling::kNone); }
+  bool reranker() const { return pooling_type == static_cast<int32_t>(Pooling::kRank); }
 };
+
+// Qwen3-Reranker: P(yes) from the softmax over the "yes" and "no" rows at the last token.
+constexpr int64_t kRerankLabels = 2;
 
 class Qwen3Model final : public DecoderModel<Qwen3HParams> {
  public:
@@ -46,7 +49,15 @@ class Qwen3Model final : public DecoderModel<Qwen3HParams> {
       l.ffn_norm = bind_norm(b, "blk.%d.ffn_norm", il, h.n_embd, Presence::kRequired);
       l.ffn = bind_ffn(b, il, h.n_embd, h.n_ff, {});
     }
+    int64_t labels = kRerankLabels;
+    if (const GgufTensorInfo* info =
+            b.file() != nullptr ? b.file()->find_tensor("cls.output.weight") : nullptr;
+        info != nullptr && info->shape.size() >= 2)
+      labels = info->shape[1];
+    rank_head = bind_projection_head(b, h.n_embd, h.reranker(), labels);
   }
+
+  RankHead rank_head;  // a reranker's
 
   ModelShape describe_shape() const {
     ModelShape s = decoder_shape(kArchitecture);
@@ -54,12 +65,19 @@ class Qwen3Model final : public DecoderModel<Qwen3HParams> {
     if (h.embedding()) {
       s.encoder = true;  // hidden states out; attention stays causal
       s.pooling = static_cast<Pooling>(h.pooling_type);
+      if (h.reranker()) {
+        s.n_rank_outputs = rank_head.outputs(s.n_embd);
+        s.rank_is_probability = true;  // a softmax ends the head
+      }
     }
     return s;
   }
 
   Tensor* build_forward(ForwardContext& fx) const override {
-    return build_decoder(fx, shape_, w, h.attention(/*neox=*/true), {.block = {.norm_eps = h.norm_eps}});
+    Tensor* x = build_decoder(fx, shape_, w, h.attention(/*neox=*/true), {.block = {.norm_eps = h.norm_eps}});
+    if (!h.reranker()) return x;
+    // The "yes" and "no" logits at each output row, then their softmax: the first is P(yes).
+    return ForwardContext::name(fx.graph.softmax(build_rank_head(fx, x, rank_head)), "result_rank_softmax");
   }
 };
 
@@ -67,6 +85,9 @@ const ArchitectureRegistration kQwen3{Architecture{
     Qwen3Model::kArchitecture,
     Qwen3Model::create<Qwen3Model>,
     [](const SynthDims& dims, Metadata& out) {
+      // llama.cpp sizes a reranker's cls.output by its labels: "yes" and "no".
+      if (dims.pooling_type == static_cast<int32_t>(Pooling::kRank))
+        out.set("qwen3.classifier.output_labels", GgufValue::of_strings({"yes", "no"}));
       return write_synth_keys<Qwen3HParams>(Qwen3Model::kArchitecture, dims, out, [&dims](Qwen3HParams& h) {
         h.pooling_type = dims.pooling_type;  // --pooling: an embedding model (last: Qwen3-Embedding)
         h.norm_eps = 1e-6f;

@@ -30,22 +30,35 @@ const std::string& bert_tokenizer_dir() {
   return dir;
 }
 
-std::string reranker(const std::string& type) {
-  const std::string path = testing::scratch_dir() + "/../bert-reranker-" + type + ".gguf";
+// BERT (cls + cls.output heads, a sigmoid in the oracle) and Qwen3-Reranker-shaped (the yes/no
+// rows and a softmax, no sigmoid), both over the WordPiece vocabulary: node-llama-cpp tokenizes
+// a SentencePiece query without its leading space, llama-server (and sinter) with it.
+struct Case {
+  const char* architecture;
+  const char* preset;
+  const char* type;
+};
+const Case kCases[] = {
+    {"bert", "small", "f32"}, {"bert", "small", "q8_0"}, {"qwen3", "tiny", "f32"}, {"qwen3", "tiny", "q8_0"}};
+
+std::string reranker(const Case& c) {
+  const std::string path = testing::scratch_dir() + "/../" + c.architecture + "-reranker-" + c.type + ".gguf";
   const std::string dir = bert_tokenizer_dir();
-  const auto result = testing::run_sinter(
-      "synth bert " + testing::shell_quote(path) + " --dims small --pooling rank --seed 4 --type " + type +
-      " --tokenizer " + testing::shell_quote(dir + "/tokenizer.json") + " --tokenizer-config " +
-      testing::shell_quote(dir + "/tokenizer_config.json"));
+  const auto result =
+      testing::run_sinter("synth " + std::string(c.architecture) + " " + testing::shell_quote(path) +
+                          " --dims " + c.preset + " --pooling rank --seed 4 --type " + c.type +
+                          " --tokenizer " + testing::shell_quote(dir + "/tokenizer.json") +
+                          " --tokenizer-config " + testing::shell_quote(dir + "/tokenizer_config.json"));
   EXPECT_EQ(result.exit_status, 0) << result.err;
   return path;
 }
 
-class RerankConformance : public ::testing::TestWithParam<const char*> {};
+class RerankConformance : public ::testing::TestWithParam<int> {};
 
 TEST_P(RerankConformance, ScoresAgainstTheOracle) {
-  const std::string type = GetParam();
-  const std::string model = reranker(type);
+  const Case& c = kCases[GetParam()];
+  const std::string type = c.type;
+  const std::string model = reranker(c);
   const std::string query = "what does a fox jump over";
   std::string long_document;
   for (int i = 0; i < 150; ++i) long_document += i % 3 == 0 ? "the lazy dog " : "dense retrieval ";
@@ -67,8 +80,8 @@ TEST_P(RerankConformance, ScoresAgainstTheOracle) {
     double score = 0;
     ASSERT_EQ(std::sscanf(line.c_str(), "%zu\t%lf", &index, &score), 2) << line;
     EXPECT_EQ(index, i) << "without --sort the documents are printed in order";
-    std::printf("reranker %s, document %zu: sinter %.6f, oracle %.6f, |diff| %.2e\n", type.c_str(), i, score,
-                oracle[i], std::abs(score - oracle[i]));
+    std::printf("%s reranker %s, document %zu: sinter %.6f, oracle %.6f, |diff| %.2e\n", c.architecture,
+                type.c_str(), i, score, oracle[i], std::abs(score - oracle[i]));
     EXPECT_NEAR(score, oracle[i], type == "f32" ? 1e-3 : 5e-3) << "document " << i;
     spread = std::max(spread, std::abs(oracle[i] - oracle[0]));
   }
@@ -92,7 +105,11 @@ TEST_P(RerankConformance, ScoresAgainstTheOracle) {
   EXPECT_EQ(count, documents.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Bert, RerankConformance, ::testing::Values("f32", "q8_0"));
+INSTANTIATE_TEST_SUITE_P(Models, RerankConformance, ::testing::Values(0, 1, 2, 3),
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           const Case& c = kCases[param.param];
+                           return std::string(c.architecture) + "_" + c.type;
+                         });
 
 }  // namespace
 }  // namespace sinter
