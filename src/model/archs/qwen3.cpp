@@ -3,7 +3,9 @@
 //
 // A file with a pooling type (mean, CLS or last: Qwen3-Embedding's is last) is an embedding
 // model: the same causal blocks, the forward pass ending at the final norm's hidden states,
-// which the runtime pools (runtime/embedding.h), as llama.cpp embeds with such a file.
+// which the runtime pools (runtime/embedding.h), as llama.cpp embeds with such a file. With
+// pooling rank it is Qwen3-Reranker: cls.output holds the "yes" and "no" rows of the output
+// matrix, and their softmax at the last token gives P(yes) (runtime/rerank.h).
 #include <algorithm>
 
 #include "model/decoder.h"
