@@ -24,7 +24,8 @@ TEST(Pooling, MeanClsLastNone) {
 
 TEST(Pooling, RankTakesTheFirstRowAndPartialRowsAreRefused) {
   // A reranker's rows are its head's outputs already (runtime/rerank.h).
-  EXPECT_EQ(*pool_hidden_states(std::vector<float>{1, 2, 3, 4}, 2, Pooling::kRank), (std::vector<float>{1, 2}));
+  EXPECT_EQ(*pool_hidden_states(std::vector<float>{1, 2, 3, 4}, 2, Pooling::kRank),
+            (std::vector<float>{1, 2}));
   EXPECT_FALSE(pool_hidden_states(std::vector<float>{1, 2}, 3, Pooling::kMean));
   EXPECT_FALSE(pool_hidden_states({}, 3, Pooling::kMean));
 }
