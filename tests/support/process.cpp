@@ -104,6 +104,18 @@ std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string&
   return out;
 }
 
+const std::string& bert_tokenizer_dir() {
+  static const std::string dir = [] {
+    const std::string out = scratch_dir() + "/../bert-tokenizer";
+    const auto result =
+        run_command("node " + shell_quote(source_dir() + "/tests/references/make_bert_tokenizer.mjs") + " " +
+                    shell_quote(out));
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    return out;
+  }();
+  return dir;
+}
+
 std::vector<double> oracle_embed(const std::string& model, const std::string& text) {
   return run_oracle("embed " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<double>>();
 }

@@ -36,4 +36,8 @@ std::vector<double> oracle_rank(const std::string& model, const std::string& que
 
 std::string join_ids(const std::vector<int>& ids);  // "1,2,3"
 
+// A folder with bert-base-uncased's tokenizer.json and tokenizer_config.json, written once per
+// test process by tests/references/make_bert_tokenizer.mjs (for `sinter synth --tokenizer`).
+const std::string& bert_tokenizer_dir();
+
 }  // namespace sinter::testing

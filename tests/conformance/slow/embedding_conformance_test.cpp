@@ -32,19 +32,6 @@ const Case kCases[] = {{"tiny", "mean"},
                        {"tiny", "last", "qwen3", 3},
                        {"tiny", "mean", "nomic-bert"}};
 
-// bert-base-uncased's tokenizer.json, written once per test binary by the reference script.
-const std::string& bert_tokenizer_dir() {
-  static const std::string dir = [] {
-    const std::string out = testing::scratch_dir() + "/../bert-tokenizer";
-    const auto result = testing::run_command(
-        "node " + testing::shell_quote(testing::source_dir() + "/tests/references/make_bert_tokenizer.mjs") +
-        " " + testing::shell_quote(out));
-    EXPECT_EQ(result.exit_status, 0) << result.err;
-    return out;
-  }();
-  return dir;
-}
-
 std::string model_path(const Case& c, const std::string& type) {
   static std::map<std::string, std::string> made;
   const std::string arch = c.architecture;
@@ -53,7 +40,7 @@ std::string model_path(const Case& c, const std::string& type) {
   const std::string path = testing::scratch_dir() + "/../" + key + ".gguf";
   std::string tokenizer;
   if (arch.find("bert") != std::string::npos) {
-    const std::string dir = bert_tokenizer_dir();
+    const std::string dir = testing::bert_tokenizer_dir();
     tokenizer = " --tokenizer " + testing::shell_quote(dir + "/tokenizer.json") + " --tokenizer-config " +
                 testing::shell_quote(dir + "/tokenizer_config.json");
   }

@@ -18,18 +18,6 @@
 namespace sinter {
 namespace {
 
-const std::string& bert_tokenizer_dir() {
-  static const std::string dir = [] {
-    const std::string out = testing::scratch_dir() + "/../bert-tokenizer";
-    const auto result = testing::run_command(
-        "node " + testing::shell_quote(testing::source_dir() + "/tests/references/make_bert_tokenizer.mjs") +
-        " " + testing::shell_quote(out));
-    EXPECT_EQ(result.exit_status, 0) << result.err;
-    return out;
-  }();
-  return dir;
-}
-
 // BERT (cls + cls.output heads, a sigmoid in the oracle) and Qwen3-Reranker-shaped (the yes/no
 // rows and a softmax, no sigmoid), both over the WordPiece vocabulary: node-llama-cpp tokenizes
 // a SentencePiece query without its leading space, llama-server (and sinter) with it.
@@ -43,7 +31,7 @@ const Case kCases[] = {
 
 std::string reranker(const Case& c) {
   const std::string path = testing::scratch_dir() + "/../" + c.architecture + "-reranker-" + c.type + ".gguf";
-  const std::string dir = bert_tokenizer_dir();
+  const std::string dir = testing::bert_tokenizer_dir();
   const auto result =
       testing::run_sinter("synth " + std::string(c.architecture) + " " + testing::shell_quote(path) +
                           " --dims " + c.preset + " --pooling rank --seed 4 --type " + c.type +
