@@ -7,6 +7,7 @@
 
 #include "memory/kv_pool.h"
 #include "runtime/embedding.h"
+#include "runtime/rerank.h"
 #include "server/api_routes.h"
 #include "server/embed_request.h"
 #include "server/embeddings.h"
@@ -173,17 +174,48 @@ Status handle_openai_embeddings(ServerState& state, const http::Request& req, ht
   return ok_status();
 }
 
+// Rerank: the query paired with each document (runtime/rerank.h), scored a turn of 64 pairs
+// at a time, answered highest score first. relevance_score is the head's raw score, as
+// llama-server answers (Qwen3-Reranker's is P(yes) already).
 Status handle_rerank(ServerState& state, const http::Request& req, http::Response& res) {
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const RerankRequest request, parse_rerank(body));
-  (void)state;
-  (void)request;
-  const std::string message = req.path + " is not supported yet: reranking models are not served";
-  if (req.path.starts_with("/v1/")) {
-    reply_openai_error(res, 501, message);
-  } else {
-    reply_error(res, 501, message);
+  ModelManager::AcquireOptions acquire{state.models->options().default_keep_alive, 0, ModelUse::kEmbed};
+  SINTER_ASSIGN(ModelLease lease, state.models->acquire(request.model, acquire));
+  ServedModel& model = *lease;
+  SINTER_TRY(check_reranker(model.model->model().shape()));
+  Context& context = *model.embedder;
+  const auto limit = static_cast<size_t>(std::min(context.n_ctx(), context.n_batch()));
+  std::vector<std::vector<TokenId>> pairs;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < request.documents.size(); ++i) {
+    SINTER_ASSIGN(auto pair, rerank_tokens(*model.tokenizer, request.query, request.documents[i]));
+    if (pair.size() > limit) {
+      return make_error(ErrorCode::kContextFull, "document ", i, " with the query has ", pair.size(),
+                        " tokens, more than the model's context of ", limit);
+    }
+    tokens += static_cast<int64_t>(pair.size());
+    pairs.push_back(std::move(pair));
   }
+  std::vector<float> scores;
+  const std::span<const std::vector<TokenId>> all(pairs);
+  for (size_t first = 0; first < all.size(); first += kInputsPerTurn) {
+    if (req.client_gone()) return make_error(ErrorCode::kCancelled, "the client went away");
+    const auto turn = all.subspan(first, std::min(kInputsPerTurn, all.size() - first));
+    std::lock_guard<std::mutex> lock(model.embed_mutex);
+    SINTER_ASSIGN(auto turn_scores, rerank_scores(context, turn));
+    scores.insert(scores.end(), turn_scores.begin(), turn_scores.end());
+  }
+  Json results = Json::array();
+  for (size_t index : rank_documents(scores, request.top_n)) {
+    Json result = {{"index", index}, {"relevance_score", scores[index]}};
+    if (request.return_documents) result["document"] = {{"text", request.documents[index]}};
+    results.push_back(std::move(result));
+  }
+  reply_json(res, {{"model", request.model},
+                   {"object", "list"},
+                   {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}},
+                   {"results", std::move(results)}});
   return ok_status();
 }
 

@@ -136,10 +136,9 @@ Status check_file_use(std::string_view name, const std::string& path, ModelUse u
   auto file = GgufFile::open(path);
   if (!file) return ok_status();
   auto architecture = architecture_of(file->metadata());
-  if (!architecture) return ok_status();
-  const Architecture* found = find_architecture(*architecture);
-  if (found == nullptr) return ok_status();
-  return check_use(name, *architecture, found->encoder, use);
+  if (!architecture || find_architecture(*architecture) == nullptr) return ok_status();
+  // Encoders, and decoders whose file has a pooling type (Qwen3-Embedding), embed.
+  return check_use(name, *architecture, is_embedding_model_file(file->metadata()), use);
 }
 
 }  // namespace

@@ -381,9 +381,9 @@ Status handle_show(ServerState& state, const http::Request& req, http::Response&
   if (modelfile != nullptr && modelfile->system) answer["system"] = *modelfile->system;
   answer["details"] = details_json(details);
   answer["model_info"] = model_info_json(gguf, details, verbose.value_or(false));
-  // An embedding model (an encoder architecture) embeds; the others complete, as Ollama says.
-  const Architecture* architecture = find_architecture(details.family);
-  const bool encoder = architecture != nullptr && architecture->encoder;
+  // An embedding model (an encoder, or a decoder file with a pooling type) embeds; the others
+  // complete, as Ollama says.
+  const bool encoder = is_embedding_model_file(gguf.metadata());
   Json capabilities = Json::array({encoder ? "embedding" : "completion"});
   // What the template can do, as Ollama tells it: tools when it renders them, thinking when it
   // has reasoning tags (docs/TOOL_CALLS.md).

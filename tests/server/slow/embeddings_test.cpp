@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "server_process.h"
@@ -16,25 +17,33 @@
 namespace sinter::testing {
 namespace {
 
-constexpr const char* kBert = "bert-tiny";  // 64 wide, 512 positions, mean pooling, WordPiece
+constexpr const char* kBert = "bert-tiny";          // 64 wide, 512 positions, mean pooling, WordPiece
+constexpr const char* kReranker = "reranker-tiny";  // bert, rank pooling, cls heads
+constexpr const char* kQwen3Embedding = "qwen3-embed-tiny";  // qwen3, last-token pooling
 
-// One server for the suite: a BERT file and a llama file, one thread.
+// One server for the suite: BERT, reranker, Qwen3-embedding and llama files, one thread.
 class Embeddings : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    // bert-base-uncased's WordPiece vocabulary, so that texts are [CLS] ... [SEP] as in BGE or MiniLM
+    // (first: scratch_dir() empties the scratch folder).
+    const std::string tokenizer = bert_tokenizer_dir();
     dir_ = new std::string(scratch_dir() + "/embedding-models");
     std::filesystem::create_directories(*dir_);
-    // bert-base-uncased's WordPiece vocabulary, so that texts are [CLS] ... [SEP] as in BGE or MiniLM.
-    const std::string tokenizer = *dir_ + "/../bert-tokenizer";
-    const CommandResult made =
-        run_command("node " + shell_quote(source_dir() + "/tests/references/make_bert_tokenizer.mjs") + " " +
-                    shell_quote(tokenizer));
-    ASSERT_EQ(made.exit_status, 0) << made.err;
+    const std::string vocabulary = " --tokenizer " + shell_quote(tokenizer + "/tokenizer.json") +
+                                   " --tokenizer-config " + shell_quote(tokenizer + "/tokenizer_config.json");
     const CommandResult bert =
-        run_sinter("synth bert " + shell_quote(bert_path()) + " --dims tiny --seed 5 --tokenizer " +
-                   shell_quote(tokenizer + "/tokenizer.json") + " --tokenizer-config " +
-                   shell_quote(tokenizer + "/tokenizer_config.json"));
+        run_sinter("synth bert " + shell_quote(bert_path()) + " --dims tiny --seed 5" + vocabulary);
     ASSERT_EQ(bert.exit_status, 0) << bert.err;
+    // A BGE-reranker-shaped file (rank pooling, classification head) and a Qwen3-Embedding-shaped
+    // decoder (last-token pooling, causal).
+    const CommandResult reranker = run_sinter("synth bert " + shell_quote(*dir_ + "/" + kReranker + ".gguf") +
+                                              " --dims tiny --pooling rank --seed 6" + vocabulary);
+    ASSERT_EQ(reranker.exit_status, 0) << reranker.err;
+    const CommandResult qwen3 =
+        run_sinter("synth qwen3 " + shell_quote(*dir_ + "/" + kQwen3Embedding + ".gguf") +
+                   " --dims tiny --pooling last --seed 7" + vocabulary);
+    ASSERT_EQ(qwen3.exit_status, 0) << qwen3.err;
     // A file without pooling (a vector per token), which the APIs do not serve.
     const CommandResult none =
         run_sinter("synth bert " + shell_quote(*dir_ + "/bert-none.gguf") + " --dims tiny --pooling none");
@@ -155,6 +164,73 @@ TEST_F(Embeddings, OllamaEmbedEqualsSinterEmbed) {
     ASSERT_EQ(none.status, 200) << none.body;
     EXPECT_EQ(none.json()["embeddings"], Json::array());
   }
+}
+
+// /v1/rerank and /rerank: the scores `sinter rerank` prints, highest first, top_n and documents.
+TEST_F(Embeddings, RerankEqualsSinterRerank) {
+  const std::vector<std::string> documents = {text_of(2), "hello", text_of(9), text_of(17)};
+  const std::string query = "local search models";
+  std::string arguments =
+      "rerank -m " + shell_quote(*dir_ + "/" + kReranker + ".gguf") + " -t 1 " + shell_quote(query);
+  for (const auto& document : documents) arguments += " " + shell_quote(document);
+  const CommandResult cli = run_sinter(arguments);
+  ASSERT_EQ(cli.exit_status, 0) << cli.err;
+  std::vector<float> expected;  // "index<TAB>score<TAB>document" lines, in input order
+  std::istringstream lines(cli.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t tab = line.find('\t');
+    expected.push_back(std::stof(line.substr(tab + 1)));
+  }
+  ASSERT_EQ(expected.size(), documents.size()) << cli.out;
+  for (const char* route : {"/v1/rerank", "/rerank"}) {
+    SCOPED_TRACE(route);
+    const HttpAnswer answer = http_post(*server_, route,
+                                        Json{{"model", kReranker},
+                                             {"query", query},
+                                             {"documents", documents},
+                                             {"top_n", 3},
+                                             {"return_documents", true}});
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const Json body = answer.json();
+    ASSERT_EQ(body["results"].size(), 3u) << answer.body;
+    float previous = INFINITY;
+    for (const Json& result : body["results"]) {
+      const auto index = result["index"].get<size_t>();
+      ASSERT_LT(index, documents.size());
+      const float score = result["relevance_score"].get<float>();
+      EXPECT_NEAR(score, expected[index],
+                  1e-4f * std::max(1.0f, std::fabs(score)));  // the CLI prints 6 digits
+      EXPECT_LE(score, previous);
+      previous = score;
+      EXPECT_EQ(result["document"]["text"], documents[index]);
+    }
+    EXPECT_GT(body["usage"]["total_tokens"].get<int64_t>(), 0);
+  }
+  // A reranker does not embed, an embedding model does not rerank, a generator does neither.
+  expect_error(http_post(*server_, "/api/embed", Json{{"model", kReranker}, {"input", "x"}}), 400,
+               "reranker");
+  EXPECT_EQ(
+      http_post(*server_, "/v1/rerank", Json{{"model", kBert}, {"query", "q"}, {"documents", {"d"}}}).status,
+      400);
+  EXPECT_EQ(
+      http_post(*server_, "/v1/rerank", Json{{"model", "llama-tiny"}, {"query", "q"}, {"documents", {"d"}}})
+          .status,
+      400);
+}
+
+// A decoder embedding file (Qwen3-Embedding: last-token pooling) embeds as `sinter embed` does
+// and does not generate.
+TEST_F(Embeddings, DecoderEmbeddingModel) {
+  const std::vector<std::string> texts = {"hello", text_of(5)};
+  const HttpAnswer answer =
+      http_post(*server_, "/api/embed", Json{{"model", kQwen3Embedding}, {"input", texts}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(as_vectors(answer.json()["embeddings"]),
+            cli_embed(*dir_ + "/" + kQwen3Embedding + ".gguf", texts));
+  expect_error(http_post(*server_, "/api/generate", Json{{"model", kQwen3Embedding}, {"prompt", "hi"}}), 400,
+               "embedding model");
+  const Json show = http_post(*server_, "/api/show", Json{{"model", kQwen3Embedding}}).json();
+  EXPECT_EQ(show["capabilities"], Json::array({"embedding"}));
 }
 
 TEST_F(Embeddings, OllamaLegacyEmbeddingsAreNotNormalized) {
