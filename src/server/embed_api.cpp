@@ -4,6 +4,7 @@
 // the same model take turns; other models and other routes are not held up).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "memory/kv_pool.h"
 #include "runtime/embedding.h"
@@ -81,6 +82,27 @@ Result<std::vector<TokenId>> input_tokens(const ServedModel& model, const Embedd
   return truncate_tokens(tokens, body, limit);
 }
 
+// Runs `turn(first, count)` over `total` inputs, kInputsPerTurn at a time, each turn holding the
+// model's embedding context: between turns, other requests for the model get the context, and a
+// client that went away or a request past the time limit stops.
+Status in_turns(ServerState& state, const http::Request& req, Clock::time_point arrived, ServedModel& model,
+                size_t total, const std::function<Status(size_t, size_t)>& turn) {
+  for (size_t first = 0; first < total; first += kInputsPerTurn) {
+    if (req.client_gone()) {
+      state.metrics->record_cancelled(model.file.name);
+      return make_error(ErrorCode::kCancelled, "the client went away");
+    }
+    if (state.request_timeout.count() > 0 && Clock::now() - arrived > state.request_timeout) {
+      return make_error(ErrorCode::kCancelled, "the request ran past the server's time limit of ",
+                        std::chrono::duration<double>(state.request_timeout).count(),
+                        " s (--request-timeout)");
+    }
+    std::lock_guard<std::mutex> lock(model.embed_mutex);
+    SINTER_TRY(turn(first, std::min(kInputsPerTurn, total - first)));
+  }
+  return ok_status();
+}
+
 Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request, const http::Request& req,
                                Clock::time_point arrived) {
   ModelManager::AcquireOptions acquire{
@@ -107,26 +129,14 @@ Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request, 
     out.tokens += static_cast<int64_t>(tokens.size());
     inputs.push_back(std::move(tokens));
   }
-  // Inputs go through embed_batch a turn at a time: between turns, other requests for the model
-  // get the context, and a client that went away or a request past the time limit stops.
   out.vectors.reserve(inputs.size());
   const std::span<const std::vector<TokenId>> all(inputs);
-  for (size_t first = 0; first < all.size(); first += kInputsPerTurn) {
-    if (req.client_gone()) {
-      state.metrics->record_cancelled(model.file.name);
-      return make_error(ErrorCode::kCancelled, "the client went away");
-    }
-    if (state.request_timeout.count() > 0 && Clock::now() - arrived > state.request_timeout) {
-      return make_error(ErrorCode::kCancelled, "the request ran past the server's time limit of ",
-                        std::chrono::duration<double>(state.request_timeout).count(),
-                        " s (--request-timeout)");
-    }
-    const auto turn = all.subspan(first, std::min(kInputsPerTurn, all.size() - first));
-    std::lock_guard<std::mutex> lock(model.embed_mutex);
-    SINTER_ASSIGN(auto vectors,
-                  embed_batch(context, turn, {.pooling = pooling, .normalize = kNormalizeNone}));
+  SINTER_TRY(in_turns(state, req, arrived, model, all.size(), [&](size_t first, size_t count) -> Status {
+    SINTER_ASSIGN(auto vectors, embed_batch(context, all.subspan(first, count),
+                                            {.pooling = pooling, .normalize = kNormalizeNone}));
     for (auto& vector : vectors) out.vectors.push_back(std::move(vector));
-  }
+    return ok_status();
+  }));
   for (auto& vector : out.vectors) SINTER_TRY(shape_embedding(vector, request.dimensions, request.normalize));
   return out;
 }
@@ -178,6 +188,7 @@ Status handle_openai_embeddings(ServerState& state, const http::Request& req, ht
 // at a time, answered highest score first. relevance_score is the head's raw score, as
 // llama-server answers (Qwen3-Reranker's is P(yes) already).
 Status handle_rerank(ServerState& state, const http::Request& req, http::Response& res) {
+  const auto arrived = Clock::now();
   SINTER_ASSIGN(const Json body, parse_json_object(req.body));
   SINTER_ASSIGN(const RerankRequest request, parse_rerank(body));
   ModelManager::AcquireOptions acquire{state.models->options().default_keep_alive, 0, ModelUse::kEmbed};
@@ -199,13 +210,11 @@ Status handle_rerank(ServerState& state, const http::Request& req, http::Respons
   }
   std::vector<float> scores;
   const std::span<const std::vector<TokenId>> all(pairs);
-  for (size_t first = 0; first < all.size(); first += kInputsPerTurn) {
-    if (req.client_gone()) return make_error(ErrorCode::kCancelled, "the client went away");
-    const auto turn = all.subspan(first, std::min(kInputsPerTurn, all.size() - first));
-    std::lock_guard<std::mutex> lock(model.embed_mutex);
-    SINTER_ASSIGN(auto turn_scores, rerank_scores(context, turn));
+  SINTER_TRY(in_turns(state, req, arrived, model, all.size(), [&](size_t first, size_t count) -> Status {
+    SINTER_ASSIGN(auto turn_scores, rerank_scores(context, all.subspan(first, count)));
     scores.insert(scores.end(), turn_scores.begin(), turn_scores.end());
-  }
+    return ok_status();
+  }));
   Json results = Json::array();
   for (size_t index : rank_documents(scores, request.top_n)) {
     Json result = {{"index", index}, {"relevance_score", scores[index]}};
