@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace sinter {
@@ -275,8 +276,16 @@ Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
   return t;
 }
 
+float alibi_slope(int64_t h, int64_t n_head, float max_bias) {
+  const auto n = static_cast<int64_t>(1)
+                 << static_cast<int>(std::floor(std::log2(static_cast<double>(n_head))));
+  const float m0 = std::pow(2.0f, -max_bias / static_cast<float>(n));
+  const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / static_cast<float>(n));
+  return h < n ? std::pow(m0, static_cast<float>(h + 1)) : std::pow(m1, static_cast<float>(2 * (h - n) + 1));
+}
+
 Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const AttentionParams& params,
-                         Tensor* sinks) {
+                         Tensor* sinks, Tensor* alibi_positions) {
   const int64_t head_dim = q->ne[0];
   require(head_dim > 0 && k->ne[0] % head_dim == 0, "attention head size", q, k);
   require(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2], "attention cache sizes", k, v);
@@ -289,10 +298,19 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* index, const A
     require(sinks->type == DType::F32 && sinks->elements() == q->ne[1] && sinks->is_contiguous(),
             "attention sinks F32 [n_head]", q, sinks);
   }
+  require(params.max_alibi_bias >= 0.0f && (params.max_alibi_bias > 0.0f) == (alibi_positions != nullptr),
+          "attention ALiBi positions (given exactly when max_alibi_bias > 0)", q, index);
+  if (alibi_positions != nullptr) {
+    const int64_t capacity = attention_index_capacity(q->ne[2], index->ne[0]);
+    require(alibi_positions->type == DType::I32 && alibi_positions->is_contiguous() &&
+                alibi_positions->elements() == alibi_positions_elements(q->ne[2], capacity),
+            "attention ALiBi positions I32 [n_tokens + capacity]", q, alibi_positions);
+  }
   Tensor* t = new_node(Op::kAttention, DType::F32, {heads.head_dim_v * q->ne[1], q->ne[2], 1, 1},
-                       {q, k, v, index, sinks});
+                       {q, k, v, index, sinks, alibi_positions});
   t->set_param_float(0, params.scale);
   t->set_param_float(1, params.softcap);
+  t->set_param_float(2, params.max_alibi_bias);
   return t;
 }
 

@@ -32,6 +32,7 @@ struct RopeParams {
 // attention kernel's order of summation depends only on the token's own sequence.
 struct AttentionIndex {
   std::vector<int32_t> cells;
+  std::vector<int32_t> positions;  // [cells.size()]: the position each listed cell holds (ALiBi)
   std::vector<int32_t> begin;
   std::vector<int32_t> end;
 };
@@ -49,7 +50,19 @@ inline int64_t attention_index_capacity(int64_t n_tokens, int64_t elements) {
 struct AttentionParams {
   float scale = 1.0f;    // usually 1/sqrt(head_dim)
   float softcap = 0.0f;  // tanh soft-capping of scores (0: off)
+  // ALiBi (0: off): head h's scores get −slope(h) · |p_query − p_key| added after the scaling
+  // and soft-capping, slope(h) = alibi_slope(h, n_head, max_alibi_bias).
+  float max_alibi_bias = 0.0f;
 };
+
+// ALiBi's slope of query head h among n_head: with n = the largest power of two ≤ n_head,
+// 2^(−b·(h+1)/n) for h < n, else 2^(−b·(2(h−n)+1)/(2n)) (b = max_bias), computed as llama.cpp
+// computes it (powf of the two bases), so that both give the same float.
+float alibi_slope(int64_t h, int64_t n_head, float max_bias);
+
+// The positions an ALiBi attention needs, I32 [n_tokens + capacity]: each token's position,
+// then the position held by each cell of the attention index's list (graph.h's index layout).
+inline int64_t alibi_positions_elements(int64_t n_tokens, int64_t capacity) { return n_tokens + capacity; }
 
 // How an attention's cache tensors hold their KV heads: K [heads_per_row · head_dim, cells,
 // planes] and V [heads_per_row · head_dim_v, cells, planes], so n_head_kv = heads_per_row ·
@@ -122,9 +135,11 @@ class Graph {
   Tensor* store_rows(Tensor* cache, Tensor* rows, Tensor* slots);
   // `index`: the cells each token sees, I32 [attention_index_elements(n_tokens, capacity)].
   // `sinks` (F32 [n_head], may be null): a logit per query head that joins each softmax's
-  // denominator without a value (gpt-oss).
+  // denominator without a value (gpt-oss). `alibi_positions` (I32, alibi_positions_elements
+  // for the index's capacity): required when params.max_alibi_bias > 0, null otherwise.
   Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, Tensor* index,
-                    const AttentionParams& params, Tensor* sinks = nullptr);
+                    const AttentionParams& params, Tensor* sinks = nullptr,
+                    Tensor* alibi_positions = nullptr);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);

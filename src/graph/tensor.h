@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 5;
+constexpr int kMaxSources = 6;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -41,7 +41,8 @@ enum class Op : uint8_t {
   kAttention,    // q [head_dim, n_head, n_tokens] over cached K, V and the cells an index I32
                  // lists per token -> [head_dim * n_head, n_tokens]; params: scale, softcap;
                  // src[4] optional sinks F32 [n_head]: one more logit per head in the softmax's
-                 // denominator, with no value (gpt-oss's attention sinks)
+                 // denominator, with no value (gpt-oss's attention sinks); src[5] optional ALiBi
+                 // positions I32 (graph.h), with params[2] the maximum bias
   kRopeShift,    // rotates cached keys in place by per-cell position deltas (context shift)
   kSoftmax,      // softmax(a * scale + mask) per row; mask [n, rows] optional; params: scale
   kCopy,         // contiguous copy of a (possibly strided) view, converting type

@@ -168,7 +168,9 @@ void KvPool::prune(const PruneBounds& bounds) {
 void KvPool::fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                                   AttentionIndex* index) const {
   index->cells.clear();
+  index->positions.clear();
   index->cells.reserve(cells_.size());  // one sequence's entries: never grown by generation
+  index->positions.reserve(cells_.size());
   index->begin.resize(tokens.size());
   index->end.resize(tokens.size());
   // Each sequence's entries once, concatenated; a token's visible cells are a range of them.
@@ -177,7 +179,10 @@ void KvPool::fill_attention_index(std::span<const CacheToken> tokens, bool causa
   for (const auto& t : tokens) {
     if (start[static_cast<size_t>(t.sequence)] >= 0) continue;
     start[static_cast<size_t>(t.sequence)] = static_cast<int32_t>(index->cells.size());
-    for (const Entry& e : entries(t.sequence)) index->cells.push_back(e.cell);
+    for (const Entry& e : entries(t.sequence)) {
+      index->cells.push_back(e.cell);
+      index->positions.push_back(e.position);
+    }
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
     const EntryList& list = entries(tokens[i].sequence);

@@ -8,6 +8,8 @@ void BertHParams::declare(HParams& p, uint32_t vocab) {
   p.required("tokenizer.ggml.token_type_count", n_token_types);
   p.optional("{arch}.pooling_type", pooling_type, 0u);
   p.optional("{arch}.attention.causal", causal, false);
+  if (alibi) p.optional("{arch}.attention.max_alibi_bias", max_alibi_bias, 8.0f);
+  if (alibi && !(max_alibi_bias > 0.0f)) p.fail("attention.max_alibi_bias must be positive");
   if (pooling_type > static_cast<uint32_t>(Pooling::kRank))
     p.fail(concat("pooling type ", pooling_type, " is not one of 0 (none) .. 4 (rank)"));
   if (n_token_types == 0) p.fail("the token type count must be positive");
@@ -17,7 +19,8 @@ void BertFamilyModel::bind(WeightBinder& b) {
   const int64_t n_embd = h.n_embd;
   w.token_embd = b.require("token_embd.weight", {n_embd, h.n_vocab});
   token_types = b.feature("token_types.weight", {n_embd, h.n_token_types});
-  if (!variant_.rope) position_embd = b.require("position_embd.weight", {n_embd, h.n_ctx_train});
+  if (!variant_.rope && !variant_.jina)
+    position_embd = b.require("position_embd.weight", {n_embd, h.n_ctx_train});
   embd_norm = bind_norm(b, "token_embd_norm", -1, n_embd, Presence::kRequired, Presence::kRequired);
   // Converted BERT files hold Q, K and V apart; a file with a fused attn_qkv is bound as one.
   const bool fused =
@@ -26,19 +29,55 @@ void BertFamilyModel::bind(WeightBinder& b) {
   layers.resize(h.n_layer);
   for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
     BertLayer& l = layers[static_cast<size_t>(il)];
+    // jina's Q and K norms are LayerNorms over the whole projection, with biases.
+    const Presence qk_norm = variant_.jina ? Presence::kFeature : Presence::kAbsent;
     l.attn = bind_attention(b, il, h,
-                            {.qkv_bias = variant_.bias, .output_bias = variant_.bias, .fused_qkv = fused});
+                            {.qkv_bias = variant_.bias,
+                             .output_bias = variant_.bias,
+                             .qk_norm = qk_norm,
+                             .qk_norm_whole = true,
+                             .qk_norm_bias = qk_norm,
+                             .fused_qkv = fused});
     l.attn_out_norm =
         bind_norm(b, "blk.%d.attn_output_norm", il, n_embd, Presence::kRequired, Presence::kRequired);
-    // A SwiGLU FFN has no biases: llama.cpp's nomic-bert graph uses none (it reads the up and
-    // down biases of a file that has them, and leaves them out of the product).
-    l.ffn = bind_ffn(
-        b, il, n_embd, h.n_ff,
-        {.gated = variant_.gated_ffn, .bias = variant_.gated_ffn ? Presence::kAbsent : variant_.bias});
+    if (variant_.jina) {
+      l.attn_norm_2 = bind_norm(b, "blk.%d.attn_norm_2", il, n_embd, Presence::kFeature, Presence::kFeature);
+      l.ffn = bind_jina_ffn(b, il);
+    } else {
+      // A SwiGLU FFN has no biases: llama.cpp's nomic-bert graph uses none (it reads the up and
+      // down biases of a file that has them, and leaves them out of the product).
+      l.ffn = bind_ffn(
+          b, il, n_embd, h.n_ff,
+          {.gated = variant_.gated_ffn, .bias = variant_.gated_ffn ? Presence::kAbsent : variant_.bias});
+    }
     l.layer_out_norm =
         bind_norm(b, "blk.%d.layer_output_norm", il, n_embd, Presence::kRequired, Presence::kRequired);
   }
-  rank_head = bind_rank_head(b, n_embd, reranker());
+  rank_head = variant_.jina ? bind_score_head(b, n_embd, reranker()) : bind_rank_head(b, n_embd, reranker());
+}
+
+FfnWeights BertFamilyModel::bind_jina_ffn(WeightBinder& b, int il) const {
+  const int64_t n_embd = h.n_embd, n_ff = h.n_ff;
+  const auto name = [il](const char* pattern) { return format_name(pattern, il); };
+  const GgufTensorInfo* up =
+      b.file() != nullptr ? b.file()->find_tensor(name("blk.%d.ffn_up.weight")) : nullptr;
+  const bool split_gate =
+      b.file() != nullptr && b.file()->find_tensor(name("blk.%d.ffn_gate.weight")) != nullptr;
+  // Synthetic models are written as converters write them now: gate and up in one matrix.
+  const bool fused = !split_gate && (up == nullptr || up->shape.size() < 2 || up->shape[1] == 2 * n_ff);
+  FfnWeights ffn;
+  if (fused) {
+    ffn.gate_up = b.require(name("blk.%d.ffn_up.weight"), {n_embd, 2 * n_ff});
+    ffn.up_bias = bind_weight(b, name("blk.%d.ffn_up.bias"), {2 * n_ff}, Presence::kFeature);
+  } else {
+    // The gate has no bias in llama.cpp's graph.
+    if (split_gate) ffn.gate = b.require(name("blk.%d.ffn_gate.weight"), {n_embd, n_ff});
+    ffn.up = b.require(name("blk.%d.ffn_up.weight"), {n_embd, n_ff});
+    ffn.up_bias = bind_weight(b, name("blk.%d.ffn_up.bias"), {n_ff}, Presence::kOptional);
+  }
+  ffn.down = b.require(name("blk.%d.ffn_down.weight"), {n_ff, n_embd});
+  ffn.down_bias = b.require(name("blk.%d.ffn_down.bias"), {n_embd});
+  return ffn;
 }
 
 ModelShape BertFamilyModel::describe_shape() const {
@@ -48,7 +87,7 @@ ModelShape BertFamilyModel::describe_shape() const {
   s.pooling = static_cast<Pooling>(h.pooling_type);
   if (reranker()) s.n_rank_outputs = rank_head.outputs(s.n_embd);
   KvRope rope = h.kv_rope(/*neox=*/true);
-  rope.rotated = variant_.rope;  // absolute positions: nothing rotates, nothing shifts
+  rope.rotated = variant_.rope;  // absolute positions or ALiBi: nothing rotates, nothing shifts
   s.kv_rope.assign(h.n_layer, rope);
   return s;
 }
@@ -67,15 +106,25 @@ Tensor* BertFamilyModel::build_forward(ForwardContext& fx) const {
   }
   if (position_embd != nullptr) x = g.add(g.get_rows(position_embd, fx.positions), x);
   x = fx.build_norm(x, embd_norm, NormKind::kLayer, h.norm_eps, "inp_norm", -1);
-  const FfnActivation activation = variant_.gated_ffn ? FfnActivation::kSiluGated : FfnActivation::kGelu;
   for (int il = 0; il < n_layer; ++il) {
     const BertLayer& l = layers[static_cast<size_t>(il)];
     AttentionOptions attention = h.attention(/*neox=*/true);
     fx.use_layer(attention, shape_, il);
+    attention.qk_norm = NormKind::kLayer;
+    attention.norm_eps = h.norm_eps;
+    attention.max_alibi_bias = h.alibi ? h.max_alibi_bias : 0.0f;
     Tensor* cur = fx.build_attn(x, l.attn, attention, il);
     fx.filter_last_layer(il, n_layer, {&cur, &x});
     cur = g.add(cur, x);
     Tensor* ffn_inp = fx.build_norm(cur, l.attn_out_norm, NormKind::kLayer, h.norm_eps, "attn_out_norm", il);
+    if (l.attn_norm_2.weight != nullptr) {
+      ffn_inp =
+          fx.build_norm(g.add(ffn_inp, x), l.attn_norm_2, NormKind::kLayer, h.norm_eps, "attn_norm_2", il);
+    }
+    FfnActivation activation = FfnActivation::kGelu;
+    if (variant_.gated_ffn) activation = FfnActivation::kSiluGated;
+    if (variant_.jina && (l.ffn.gate != nullptr || l.ffn.gate_up != nullptr))
+      activation = FfnActivation::kGeluGated;
     cur = fx.build_ffn(ffn_inp, l.ffn, activation, il);
     cur = g.add(cur, ffn_inp);
     x = fx.build_norm(cur, l.layer_out_norm, NormKind::kLayer, h.norm_eps, "layer_out_norm", il);
@@ -85,8 +134,10 @@ Tensor* BertFamilyModel::build_forward(ForwardContext& fx) const {
 }
 
 Status write_bert_synth_keys(const char* architecture, const SynthDims& dims, Metadata& out,
-                             float rope_freq_base) {
+                             float rope_freq_base, bool alibi) {
   return write_synth_keys<BertHParams>(architecture, dims, out, [&](BertHParams& h) {
+    h.alibi = alibi;
+    h.max_alibi_bias = 8.0f;
     h.norm_eps = 1e-12f;  // BERT's
     h.rope.freq_base = rope_freq_base;
     h.pooling_type = dims.pooling_type >= 0 ? static_cast<uint32_t>(dims.pooling_type)

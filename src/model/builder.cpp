@@ -36,6 +36,17 @@ Tensor* ForwardContext::attention_index_input(int pool) {
   return index;
 }
 
+Tensor* ForwardContext::alibi_positions_input(int pool) {
+  if (alibi_positions.size() <= static_cast<size_t>(pool))
+    alibi_positions.resize(static_cast<size_t>(pool) + 1);
+  Tensor*& input = alibi_positions[static_cast<size_t>(pool)];
+  if (input == nullptr) {
+    input = graph.input("inp_alibi_pos-" + std::to_string(pool), DType::I32,
+                        {alibi_positions_elements(batch.n_tokens, batch.index_capacity), 1, 1, 1});
+  }
+  return input;
+}
+
 Tensor* ForwardContext::build_inp_embd(Tensor* token_embedding) {
   return name(graph.get_rows(token_embedding, token_ids), "inp_embd");
 }
@@ -65,7 +76,7 @@ Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation 
   Tensor* up = nullptr;
   Tensor* gate = nullptr;
   if (w.gate_up != nullptr) {
-    Tensor* both = name(build_linear(w.gate_up, x, nullptr), "ffn_gate_up", layer);
+    Tensor* both = name(build_linear(w.gate_up, x, w.up_bias), "ffn_gate_up", layer);
     const int64_t n_ff = both->ne[0] / 2;
     gate = name(build_row_slice(both, 0, n_ff), "ffn_gate", layer);
     up = name(build_row_slice(both, n_ff, n_ff), "ffn_up", layer);
@@ -143,8 +154,10 @@ Tensor* ForwardContext::build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, c
   AttentionParams params;
   params.scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(o.head_dim));
   params.softcap = o.softcap;
+  params.max_alibi_bias = o.max_alibi_bias;
   Tensor* index = attention_index_input(pool);
-  return name(graph.attention(q, k_cache, v_cache, index, params, sinks), "kqv_out", layer);
+  Tensor* alibi = o.max_alibi_bias > 0.0f ? alibi_positions_input(pool) : nullptr;
+  return name(graph.attention(q, k_cache, v_cache, index, params, sinks, alibi), "kqv_out", layer);
 }
 
 Tensor* ForwardContext::build_qk_norm(Tensor* x, Tensor* weight, Tensor* bias, NormKind kind, float eps,

@@ -31,7 +31,8 @@ enum class NormKind { kRms, kLayer };
 struct FfnWeights {
   Tensor* gate = nullptr;  // nullptr for a plain (non-gated) FFN
   Tensor* up = nullptr;
-  // Gate and up in one matrix [n_embd, 2·n_ff] (Phi-3): the gate's rows first, then up's.
+  // Gate and up in one matrix [n_embd, 2·n_ff] (Phi-3): the gate's rows first, then up's. With
+  // it, up_bias (when present) is the whole product's [2·n_ff] (jina-bert-v2).
   Tensor* gate_up = nullptr;
   Tensor* down = nullptr;
   Tensor* gate_bias = nullptr;
@@ -72,6 +73,7 @@ struct AttentionOptions {
   Tensor* rope_freq_factors = nullptr;
   float scale = 0.0f;  // of the scores; 0: 1/sqrt(head_dim)
   float softcap = 0.0f;
+  float max_alibi_bias = 0.0f;        // ALiBi's (graph.h's AttentionParams); 0: none
   NormKind qk_norm = NormKind::kRms;  // for q_norm / k_norm
   float norm_eps = 1e-6f;
   int32_t kv_layer = 0;  // which layer of the KV cache (its pool gives its window)
@@ -95,10 +97,14 @@ class ForwardContext {
   // ... and I32 [attention_index_elements(n_tokens, index_capacity)], the pool's cells each
   // token attends to (within the pool's window).
   std::vector<Tensor*> attention_index;
+  // ... and, for ALiBi attention, I32 [alibi_positions_elements(n_tokens, index_capacity)]: the
+  // tokens' positions, then the position of each cell the pool's index lists.
+  std::vector<Tensor*> alibi_positions;
 
   // A pool's inputs, made on first use.
   Tensor* kv_slots_input(int pool);
   Tensor* attention_index_input(int pool);
+  Tensor* alibi_positions_input(int pool);
 
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);

@@ -20,6 +20,14 @@ RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t 
   return head;
 }
 
+RankHead bind_score_head(WeightBinder& b, int64_t n_embd, bool reranker) {
+  const Presence presence = reranker ? Presence::kFeature : Presence::kOptional;
+  RankHead head;
+  head.cls = bind_weight(b, "cls.weight", {n_embd, 1}, presence);
+  head.cls_b = bind_weight(b, "cls.bias", {1}, presence);
+  return head;
+}
+
 RankHead bind_projection_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs) {
   RankHead head;
   if (reranker) head.cls_out = b.require("cls.output.weight", {n_embd, n_outputs});

@@ -27,6 +27,9 @@ struct RankHead {
 // when `reranker` (pooling rank). Files carry one output (a relevance score) unless
 // `n_outputs` says more.
 RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs = 1);
+// jina-reranker-v1's head (jina-bert-v2): cls.weight [n_embd, 1] and cls.bias [1], no
+// cls.output: the score is tanh(cls · h + cls_b). Bound (and in synthetic models) when `reranker`.
+RankHead bind_score_head(WeightBinder& b, int64_t n_embd, bool reranker);
 // Qwen3-Reranker's head: cls.output.weight alone, [n_embd, n_outputs] (the output matrix's
 // rows of "yes" and "no", as converters write it), required when `reranker`.
 RankHead bind_projection_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs);

@@ -262,7 +262,9 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].token;
   tensor_set(*fx.token_ids, values.data(), values.size());
   for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
-  tensor_set(*fx.positions, values.data(), values.size());
+  // A model whose graph reads no positions (ALiBi: they reach attention through its own input)
+  // has the input pruned from the graph, without storage.
+  if (fx.positions->buffer != nullptr) tensor_set(*fx.positions, values.data(), values.size());
   for (size_t pool = 0; pool < fx.kv_slots.size(); ++pool) {
     if (fx.kv_slots[pool] == nullptr) continue;
     if (pool >= n_pools) {
@@ -293,6 +295,16 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
     tensor_set(*input, index.begin.data(), 0, n);
     tensor_set(*input, index.end.data(), n, n);
     tensor_set(*input, index.cells.data(), 2 * n, index.cells.size() * sizeof(int32_t));
+  }
+  for (size_t pool = 0; pool < fx.alibi_positions.size(); ++pool) {
+    Tensor* input = fx.alibi_positions[pool];
+    if (input == nullptr) continue;  // the attention index's check above covers the pool
+    const AttentionIndex& index = pass_indices_[pool];
+    const size_t n = pass.size() * sizeof(int32_t);
+    values.resize(pass.size());
+    for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
+    tensor_set(*input, values.data(), 0, n);
+    tensor_set(*input, index.positions.data(), n, index.positions.size() * sizeof(int32_t));
   }
   if (auto status = prepared->bound.placement.compute(*prepared->graph); !status) {
     forget_tokens();

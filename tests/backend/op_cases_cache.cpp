@@ -140,14 +140,16 @@ AttentionLayout attention_layout(int64_t n_tokens) {
 
 // Attention over caches of `type` after the batch's K and V are stored: a plane per KV head
 // (`planes`) or all heads in a cell's row; softcap 0 (off) or on; with or without a sink logit
-// per query head (from well below to well above the scores, so that it matters).
-OpCase attention_case(const char* name, bool planes, float softcap, bool sinks = false) {
+// per query head (from well below to well above the scores, so that it matters); with or
+// without ALiBi (max bias 8 as jina-bert-v2's; positions 3 apart from 7 on, so that distances
+// are not the list's offsets).
+OpCase attention_case(const char* name, bool planes, float softcap, bool sinks = false, bool alibi = false) {
   return {name,
           Op::kAttention,
           {DType::F32, DType::F16, DType::BF16, DType::Q8_0},
           kAttentionShapes,
           kFloatRounding,
-          [planes, softcap, sinks](CaseInputs& in, DType type, const Dims& d) {
+          [planes, softcap, sinks, alibi](CaseInputs& in, DType type, const Dims& d) {
             const int64_t head_dim = d[0], n_head = d[1], n_head_kv = d[2], n_tokens = d[3],
                           head_dim_v = d[4];
             const AttentionLayout layout = attention_layout(n_tokens);
@@ -167,8 +169,18 @@ OpCase attention_case(const char* name, bool planes, float softcap, bool sinks =
             params.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
             params.softcap = softcap;
             Tensor* sink = sinks ? in.random("sinks", DType::F32, {n_head, 1, 1, 1}, 4.0f) : nullptr;
+            Tensor* positions = nullptr;
+            if (alibi) {
+              // Token t holds list entry kHistory + t; entry j is at position 7 + 3j.
+              const auto position = [](int64_t entry) { return static_cast<int32_t>(7 + 3 * entry); };
+              std::vector<int32_t> values;
+              for (int64_t t = 0; t < n_tokens; ++t) values.push_back(position(kHistory + t));
+              for (int64_t j = 0; j < kHistory + n_tokens; ++j) values.push_back(position(j));
+              positions = in.ints("alibi_positions", values);
+              params.max_alibi_bias = 8.0f;
+            }
             return g.attention(q, g.store_rows(k_cache, k, slots), g.store_rows(v_cache, v, slots), index,
-                               params, sink);
+                               params, sink, positions);
           }};
 }
 
@@ -202,6 +214,8 @@ std::vector<OpCase> cache_and_position_cases() {
   cases.push_back(attention_case("attention_cell_rows_softcap", false, 1.5f));
   cases.push_back(attention_case("attention_head_planes_sinks", true, 0.0f, true));
   cases.push_back(attention_case("attention_cell_rows_sinks", false, 0.0f, true));
+  cases.push_back(attention_case("attention_head_planes_alibi", true, 0.0f, false, true));
+  cases.push_back(attention_case("attention_cell_rows_alibi_softcap", false, 1.5f, false, true));
   return cases;
 }
 

@@ -44,6 +44,12 @@ struct AttentionGroupArgs {
   // Optional [heads] logits of the call's query heads that join each softmax's denominator with
   // no value (attention sinks); the same for every token of the call.
   const float* sinks = nullptr;
+  // ALiBi (all three or none): the call's heads' slopes [heads], its tokens' positions [tokens]
+  // and the position of each of `cells`; each score gets −slope · |p_token − p_cell| added
+  // after the scaling and soft-capping.
+  const float* alibi_slopes = nullptr;
+  const int32_t* query_positions = nullptr;
+  const int32_t* cell_positions = nullptr;
   float* out = nullptr;      // [heads][head_dim_v], of the first token
   float* scratch = nullptr;  // attention_scratch_floats(tokens · heads, ...) floats
 };

@@ -29,10 +29,10 @@
 // An online softmax over blocks of kCellBlock visible cells, in position order. Per block: the
 // block's keys are widened once and every head of the group (of every token of the call, over
 // the cells of the block it sees) scores them, s = scale·(q·k)
-// (soft-capped when asked); each head's running maximum m becomes max(m, the block's scores), its
-// running sum of values and its weight total are rescaled by exp(old m − new m) (once per block,
-// not per cell), the scores become weights exp(s − m) (a vector exp), and the block's values,
-// widened once, are added with those weights. At the end the sum is divided by the total.
+// (soft-capped when asked, ALiBi's distance bias added when asked); each head's running maximum m becomes
+// max(m, the block's scores), its running sum of values and its weight total are rescaled by exp(old m − new
+// m) (once per block, not per cell), the scores become weights exp(s − m) (a vector exp), and the block's
+// values, widened once, are added with those weights. At the end the sum is divided by the total.
 //
 // One token (generation) over an F16 cache, where Ops has the direct forms: the block's rows are
 // read where they are used, widened in registers, and not widened into the scratch first; for
@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/cpu/attention_kernels.h"
@@ -225,6 +226,16 @@ void attend_group_loop(const AttentionGroupArgs& a) {
         } else {
           for (int32_t j = 0; j < count; ++j) {
             s[j] = a.softcap * std::tanh(s[j] * a.scale / a.softcap);
+            block_max = std::max(block_max, s[j]);
+          }
+        }
+        if (a.alibi_slopes != nullptr) {
+          const float slope = a.alibi_slopes[h];
+          const int32_t position = a.query_positions[i];
+          const int32_t* cell_positions = a.cell_positions + first;
+          block_max = -INFINITY;
+          for (int32_t j = 0; j < count; ++j) {
+            s[j] -= slope * static_cast<float>(std::abs(position - cell_positions[j]));
             block_max = std::max(block_max, s[j]);
           }
         }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/cpu_ops.h"
@@ -66,6 +67,14 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
   const int64_t group = n_head / n_head_kv;
   const AttendGroupFn attend = attend_group_kernel();
   const float* sinks = dst.src[4] != nullptr ? dst.src[4]->data_as<const float>() : nullptr;  // [n_head]
+  // ALiBi: the tokens' positions, then the positions of the index's cells (graph.h).
+  const int32_t* alibi_positions = dst.src[5] != nullptr ? dst.src[5]->data_as<const int32_t>() : nullptr;
+  std::vector<float> alibi_slopes;
+  if (alibi_positions != nullptr) {
+    alibi_slopes.resize(static_cast<size_t>(n_head));
+    for (int64_t h = 0; h < n_head; ++h)
+      alibi_slopes[static_cast<size_t>(h)] = alibi_slope(h, n_head, dst.param_float(2));
+  }
 
   // A kernel call handles at most kMaxQuerySlots (token, head) pairs (its per-slot state lives in
   // the scratch).
@@ -102,6 +111,10 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
       args.keys = head_rows(k, head_dim, heads.per_row, g);
       args.values = head_rows(v, head_dim_v, heads.per_row, g);
       args.cells = index_cells + begin;
+      if (alibi_positions != nullptr) {
+        args.query_positions = alibi_positions + t;
+        args.cell_positions = alibi_positions + n_tokens + begin;
+      }
       args.tokens = tokens;
       args.cell_counts = cell_counts;
       for (int64_t first = 0; first < group; first += heads_per_call) {
@@ -109,6 +122,7 @@ void run_attention(const Tensor& dst, const OpContext& ctx) {
         args.queries = reinterpret_cast<const float*>(q.row(h, t));
         args.out = reinterpret_cast<float*>(dst.row(t)) + h * head_dim_v;
         args.sinks = sinks != nullptr ? sinks + h : nullptr;
+        args.alibi_slopes = alibi_positions != nullptr ? alibi_slopes.data() + h : nullptr;
         attend(args);
       }
     }

@@ -81,8 +81,10 @@ void widen_head_rows(const Tensor& cache, int64_t dim, int64_t per_row, int64_t 
 // planes] (attention_cache_heads); index I32 (graph.h): begin[t] at t, end[t] at n_tokens + t,
 // the cells from 2·n_tokens on. Query head h reads KV head h / (n_head / n_head_kv). Scores are
 // scale · (q · k), soft-capped to softcap · tanh(s / softcap) when softcap is not 0. A token that
-// sees no cell gets zeros. params: scale, softcap. src[4], when present, holds a sink logit per
-// query head: a score with no value in each softmax's denominator.
+// sees no cell gets zeros. params: scale, softcap, max ALiBi bias. src[4], when present, holds a
+// sink logit per query head: a score with no value in each softmax's denominator. src[5], when
+// present (ALiBi), the positions of the tokens then of the index's listed cells (graph.h): head h
+// adds −alibi_slope(h) · |p_token − p_cell| to each score after the scaling and soft-capping.
 void attention(const Tensor& node) {
   const Tensor& q = *node.src[0];
   const Tensor& k = *node.src[1];
@@ -97,6 +99,8 @@ void attention(const Tensor& node) {
   const auto hd = static_cast<size_t>(head_dim), hd_v = static_cast<size_t>(head_dim_v);
 
   const Tensor* sinks = node.src[4];  // optional F32 [n_head]
+  const Tensor* alibi = node.src[5];  // optional I32 [n_tokens + capacity]
+  const float max_alibi_bias = node.param_float(2);
   const ListedCells listed = listed_cells(index, n_tokens, k.ne[1]);
   std::vector<float> keys, values;  // one KV head's rows of the listed cells, widened
   std::vector<double> query(hd), scores, sum(hd_v);
@@ -110,6 +114,7 @@ void attention(const Tensor& node) {
         for (size_t i = 0; i < hd; ++i) query[i] = f32_at(q, static_cast<int64_t>(i), h, t);
         // Scores of the visible cells, in the index's order, and their maximum.
         scores.assign(static_cast<size_t>(count), 0.0);
+        const double slope = alibi != nullptr ? alibi_slope(h, n_head, max_alibi_bias) : 0.0;
         // A sink is one more score, with no value.
         const double sink = sinks != nullptr ? static_cast<double>(f32_at(*sinks, h, 0)) : -INFINITY;
         double max_score = sink;
@@ -120,6 +125,10 @@ void attention(const Tensor& node) {
           for (size_t i = 0; i < hd; ++i) dot += query[i] * keys[row * hd + i];
           double s = scale * dot;
           if (softcap != 0.0) s = softcap * std::tanh(s / softcap);
+          if (alibi != nullptr) {
+            const int32_t distance = i32_at(*alibi, t) - i32_at(*alibi, n_tokens + begin + j);
+            s -= slope * std::abs(distance);
+          }
           scores[static_cast<size_t>(j)] = s;
           max_score = std::max(max_score, s);
         }

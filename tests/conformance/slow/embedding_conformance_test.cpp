@@ -30,7 +30,9 @@ const Case kCases[] = {{"tiny", "mean"},
                        {"bge-small", "cls"},
                        {"bge-small", "mean"},
                        {"tiny", "last", "qwen3", 3},
-                       {"tiny", "mean", "nomic-bert"}};
+                       {"tiny", "mean", "nomic-bert"},
+                       {"tiny", "mean", "jina-bert-v2"},
+                       {"small", "cls", "jina-bert-v2"}};
 
 std::string model_path(const Case& c, const std::string& type) {
   static std::map<std::string, std::string> made;
@@ -112,7 +114,7 @@ TEST_P(EmbeddingConformance, CosineAgainstTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EmbeddingConformance,
-                         ::testing::Combine(::testing::Values(0, 1, 2, 3, 4, 5),
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kCases))),
                                             ::testing::Values("f32", "q8_0")),
                          [](const ::testing::TestParamInfo<std::tuple<int, const char*>>& param) {
                            const Case& c = kCases[std::get<0>(param.param)];

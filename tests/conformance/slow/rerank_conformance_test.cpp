@@ -1,5 +1,6 @@
 // Reranking scores of random-weight reranker-shaped files (a BERT with cls and cls.output heads,
-// a Qwen3 with yes/no rows; bert-base-uncased's WordPiece vocabulary) against llama.cpp:
+// a Qwen3 with yes/no rows, a jina-bert-v2 with its one-score tanh head; bert-base-uncased's
+// WordPiece vocabulary) against llama.cpp:
 // `sinter rerank --probability` (all documents in one call, so packed into one pass) against
 // the oracle's `rank` (node-llama-cpp's rankAll): within 1e-3 for F32. Q8_0 is held to 5e-3:
 // both engines quantize activations to Q8_0 for each product, and those rounding differences
@@ -26,8 +27,9 @@ struct Case {
   const char* preset;
   const char* type;
 };
-const Case kCases[] = {
-    {"bert", "small", "f32"}, {"bert", "small", "q8_0"}, {"qwen3", "tiny", "f32"}, {"qwen3", "tiny", "q8_0"}};
+const Case kCases[] = {{"bert", "small", "f32"},         {"bert", "small", "q8_0"},
+                       {"qwen3", "tiny", "f32"},         {"qwen3", "tiny", "q8_0"},
+                       {"jina-bert-v2", "small", "f32"}, {"jina-bert-v2", "small", "q8_0"}};
 
 std::string reranker(const Case& c) {
   const std::string path = testing::scratch_dir() + "/../" + c.architecture + "-reranker-" + c.type + ".gguf";
@@ -93,10 +95,12 @@ TEST_P(RerankConformance, ScoresAgainstTheOracle) {
   EXPECT_EQ(count, documents.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, RerankConformance, ::testing::Values(0, 1, 2, 3),
+INSTANTIATE_TEST_SUITE_P(Models, RerankConformance, ::testing::Range(0, static_cast<int>(std::size(kCases))),
                          [](const ::testing::TestParamInfo<int>& param) {
                            const Case& c = kCases[param.param];
-                           return std::string(c.architecture) + "_" + c.type;
+                           std::string name = std::string(c.architecture) + "_" + c.type;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
                          });
 
 }  // namespace
