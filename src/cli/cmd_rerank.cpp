@@ -38,9 +38,11 @@ int run(RerankArgs& args) {
   if (auto status = check_reranker(shape); !status) return fail(args.model + ": " + status.error().message());
   auto tokenizer = Tokenizer::from_metadata((*loaded)->file().metadata());
   if (!tokenizer) return fail(args.model + ": " + tokenizer.error().message());
+  auto prompt = rerank_prompt_template((*loaded)->file().metadata());
+  if (!prompt) return fail(args.model + ": " + prompt.error().message());
   std::vector<std::vector<TokenId>> inputs;
   for (const auto& document : args.documents) {
-    auto ids = rerank_tokens(**tokenizer, args.query, document);
+    auto ids = rerank_tokens(**tokenizer, args.query, document, *prompt);
     if (!ids) return fail(ids.error().message());
     inputs.push_back(std::move(ids).value());
   }

@@ -12,8 +12,52 @@ Status check_reranker(const ModelShape& model) {
                     " model is not a reranker (a file with pooling type rank and a classification head)");
 }
 
+namespace {
+
+constexpr std::string_view kQueryPlaceholder = "{query}";
+constexpr std::string_view kDocumentPlaceholder = "{document}";
+
+// The template with each placeholder replaced, left to right in one pass.
+std::string fill_rerank_prompt(std::string_view prompt_template, std::string_view query,
+                               std::string_view document) {
+  std::string out;
+  out.reserve(prompt_template.size() + query.size() + document.size());
+  for (size_t i = 0; i < prompt_template.size();) {
+    const std::string_view rest = prompt_template.substr(i);
+    if (rest.starts_with(kQueryPlaceholder)) {
+      out += query;
+      i += kQueryPlaceholder.size();
+    } else if (rest.starts_with(kDocumentPlaceholder)) {
+      out += document;
+      i += kDocumentPlaceholder.size();
+    } else {
+      out += prompt_template[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> rerank_prompt_template(const Metadata& metadata) {
+  constexpr std::string_view kKey = "tokenizer.chat_template.rerank";
+  SINTER_ASSIGN(const std::optional<std::string> prompt, metadata.find<std::string>(kKey));
+  if (!prompt) return std::string();
+  for (const std::string_view placeholder : {kQueryPlaceholder, kDocumentPlaceholder}) {
+    if (prompt->find(placeholder) == std::string::npos) {
+      return make_error(ErrorCode::kInvalidArgument, "the model's rerank prompt (", kKey, ") has no ",
+                        placeholder, " placeholder");
+    }
+  }
+  return *prompt;
+}
+
 Result<std::vector<TokenId>> rerank_tokens(const Tokenizer& tokenizer, std::string_view query,
-                                           std::string_view document) {
+                                           std::string_view document, std::string_view prompt_template) {
+  if (!prompt_template.empty()) {
+    return tokenizer.encode(fill_rerank_prompt(prompt_template, query, document),
+                            EncodeOptions{.add_special = false, .parse_special = true});
+  }
   const EncodeOptions plain{.add_special = false, .parse_special = false};
   SINTER_ASSIGN(std::vector<TokenId> query_ids, tokenizer.encode(query, plain));
   SINTER_ASSIGN(std::vector<TokenId> document_ids, tokenizer.encode(document, plain));

@@ -197,10 +197,11 @@ Status handle_rerank(ServerState& state, const http::Request& req, http::Respons
   SINTER_TRY(check_reranker(model.model->model().shape()));
   Context& context = *model.embedder;
   const auto limit = static_cast<size_t>(std::min(context.n_ctx(), context.n_batch()));
+  SINTER_ASSIGN(const std::string prompt, rerank_prompt_template(model.model->file().metadata()));
   std::vector<std::vector<TokenId>> pairs;
   int64_t tokens = 0;
   for (size_t i = 0; i < request.documents.size(); ++i) {
-    SINTER_ASSIGN(auto pair, rerank_tokens(*model.tokenizer, request.query, request.documents[i]));
+    SINTER_ASSIGN(auto pair, rerank_tokens(*model.tokenizer, request.query, request.documents[i], prompt));
     if (pair.size() > limit) {
       return make_error(ErrorCode::kContextFull, "document ", i, " with the query has ", pair.size(),
                         " tokens, more than the model's context of ", limit);

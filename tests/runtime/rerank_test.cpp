@@ -109,6 +109,51 @@ TEST(Rerank, PairsAreJoinedAsLlamaCppJoinsThem) {
   EXPECT_EQ(joined->back(), special.eos);
 }
 
+// A file's rerank prompt (tokenizer.chat_template.rerank) is read and checked for both
+// placeholders.
+TEST(Rerank, PromptTemplateComesFromTheFile) {
+  Metadata metadata;
+  auto none = rerank_prompt_template(metadata);
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_EQ(*none, "");
+  metadata.set("tokenizer.chat_template.rerank", GgufValue::of_string("Q: {query}\nD: {document}"));
+  auto prompt = rerank_prompt_template(metadata);
+  ASSERT_TRUE(prompt) << prompt.error().message();
+  EXPECT_EQ(*prompt, "Q: {query}\nD: {document}");
+  metadata.set("tokenizer.chat_template.rerank", GgufValue::of_string("Q: {query} only"));
+  auto lacking = rerank_prompt_template(metadata);
+  ASSERT_FALSE(lacking);
+  EXPECT_NE(lacking.error().message().find("{document}"), std::string::npos) << lacking.error().message();
+}
+
+// With a prompt, a pair is the prompt with its placeholders replaced (once, left to right),
+// tokenized whole with special-token text parsed and nothing added, as llama-server forms it.
+TEST(Rerank, PairsFollowTheFilesPrompt) {
+  auto loaded = LoadedModel::load(testing::tiny_llama());
+  ASSERT_TRUE(loaded);
+  auto tokenizer = Tokenizer::from_metadata((*loaded)->file().metadata());
+  ASSERT_TRUE(tokenizer);
+  const SpecialTokens& special = (*tokenizer)->vocabulary().special();
+  ASSERT_NE(special.bos, kNoToken);
+  ASSERT_NE(special.eos, kNoToken);
+  const std::string bos((*tokenizer)->vocabulary().text(special.bos));
+  const std::string eos((*tokenizer)->vocabulary().text(special.eos));
+  const std::string prompt = bos + "Query: {query}. Document: {document}." + eos;
+  const EncodeOptions parsed{.add_special = false, .parse_special = true};
+  auto joined = rerank_tokens(**tokenizer, "what is", "a fox", prompt);
+  ASSERT_TRUE(joined) << joined.error().message();
+  auto expected = (*tokenizer)->encode(bos + "Query: what is. Document: a fox." + eos, parsed);
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(*joined, *expected);
+  EXPECT_EQ(joined->front(), special.bos);  // the template's special text became the token
+  EXPECT_EQ(joined->back(), special.eos);
+  // A query that holds a placeholder's text is the query: it is not replaced again.
+  auto literal = rerank_tokens(**tokenizer, "{document}", "a fox", prompt);
+  auto literal_expected = (*tokenizer)->encode(bos + "Query: {document}. Document: a fox." + eos, parsed);
+  ASSERT_TRUE(literal && literal_expected);
+  EXPECT_EQ(*literal, *literal_expected);
+}
+
 // Qwen3-Reranker-shaped: the yes/no rows and a softmax at the last token; P(yes) is the score,
 // a probability already.
 TEST(Rerank, Qwen3ScoresAreProbabilities) {
