@@ -96,6 +96,7 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
     if (pool.layers.empty()) continue;
     kv_pools.push_back({{"pool", p},
                         {"window", pool.window},
+                        {"symmetric", pool.window_kind == WindowKind::kSymmetric},
                         {"layers", pool.layers.size()},
                         {"cells", pool.cells},
                         {"bytes", pool.bytes}});
@@ -177,8 +178,11 @@ std::string diagnosis_text(const Diagnosis& d) {
     const KvPoolPlan& pool = d.memory.kv_pools[p];
     if (pool.layers.empty()) continue;
     out << "    KV pool " << p << ": " << pool.layers.size() << " layers, "
-        << (pool.window == 0 ? std::string("full attention") : concat("window ", pool.window)) << ", "
-        << pool.cells << " cells, " << mib(pool.bytes) << "\n";
+        << (pool.window == 0
+                ? std::string("full attention")
+                : concat(pool.window_kind == WindowKind::kSymmetric ? "symmetric window " : "window ",
+                         pool.window))
+        << ", " << pool.cells << " cells, " << mib(pool.bytes) << "\n";
   }
   // The architecture's typed hyper-parameters as the model runs with them.
   if (!d.config.empty()) {

@@ -49,6 +49,7 @@ Result<std::vector<KvPoolPlan>> KvCache::plan(const KvCacheOptions& o) {
   for (int32_t w : windows) {
     KvPoolPlan pool;
     pool.window = w;
+    pool.window_kind = o.window_kind;
     // Each sequence's last W positions and one batch (llama.cpp's rule), never above the context.
     const int64_t cells = int64_t{w} * o.n_seq_max + o.n_batch;
     pool.cells = static_cast<int32_t>(std::min<int64_t>(o.n_ctx, cells));
@@ -79,8 +80,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvCacheOptions& options, 
       cache->layer_pool_[il] = static_cast<int>(p);
       cache->layer_local_[il] = static_cast<int>(i);
     }
-    SINTER_ASSIGN(std::unique_ptr<KvPool> pool, KvPool::create(shapes, plans[p].layers, plans[p].cells,
-                                                               plans[p].window, options.type, backend));
+    SINTER_ASSIGN(std::unique_ptr<KvPool> pool,
+                  KvPool::create(shapes, plans[p].layers, plans[p].cells, plans[p].window, options.type,
+                                 backend, plans[p].window_kind));
     cache->pools_.push_back(std::move(pool));
   }
   cache->prune_.resize(plans.size());

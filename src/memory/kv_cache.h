@@ -13,6 +13,9 @@
 // sequence's smallest placed position p_min can see (positions <= p_min - W); when that leaves
 // too few free cells, also the cells of the other sequences that their next position
 // (max_position + 1) cannot see. Then W - 1 cells per sequence plus the batch always fit.
+// A symmetric window (WindowKind) sees back only W/2 positions: the same drops are safe for it
+// (they keep a little more than it needs), and the tokens ahead that it sees are those of the
+// same pass (a non-causal model computes an input in one pass).
 //
 // A dropped cell cannot be brought back: a sequence cut back to an earlier position may have
 // lost cells a token there would see. resumable_prefix() says where a sequence can resume
@@ -35,11 +38,13 @@ struct KvCacheOptions {
   int32_t n_seq_max = 1;             // sequences holding cells at once (sizes windowed pools)
   int32_t n_batch = 512;             // most tokens one place() adds
   DType type = DType::F16;
+  WindowKind window_kind = WindowKind::kTrailing;  // of every window (a model has one kind)
 };
 
 // One pool as create() would make it.
 struct KvPoolPlan {
   int32_t window = 0;  // 0: full attention
+  WindowKind window_kind = WindowKind::kTrailing;
   int32_t cells = 0;
   std::vector<int> layers;  // the model's KV layer indices
   uint64_t bytes = 0;       // keys and values
@@ -87,6 +92,7 @@ class KvCache {
   int pool_count() const { return static_cast<int>(pools_.size()); }
   int pool_of(int layer) const { return layer_pool_[static_cast<size_t>(layer)]; }
   int32_t pool_window(int p) const { return pool(p).window(); }
+  WindowKind pool_window_kind(int p) const { return pool(p).window_kind(); }
   int32_t pool_cells(int p) const { return pool(p).cell_count(); }
   int32_t pool_used_cells(int p) const { return pool(p).used_cells(); }
   int32_t pool_high_water(int p) const { return pool(p).high_water(); }
@@ -107,7 +113,7 @@ class KvCache {
   std::span<const int32_t> placed(int p) const { return pool(p).placed(); }
 
   // The cells of a pool each token may attend to: same sequence, position ≤ its own (causal) or
-  // any (non-causal), and within the pool's window.
+  // any (non-causal), and within the pool's window (trailing or symmetric).
   void fill_attention_index(int p, std::span<const CacheToken> tokens, bool causal,
                             AttentionIndex* index) const;
   // The full pool's cells, within `window` positions when window > 0.

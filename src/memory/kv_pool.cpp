@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <tuple>
 
 namespace sinter {
 
@@ -20,10 +22,12 @@ size_t KvPool::bookkeeping_bytes_for(int32_t cells) {
 
 Result<std::unique_ptr<KvPool>> KvPool::create(const std::vector<KvLayerShape>& layers,
                                                const std::vector<int>& layer_ids, int32_t cells,
-                                               int32_t window, DType type, Backend* backend) {
+                                               int32_t window, DType type, Backend* backend,
+                                               WindowKind window_kind) {
   auto pool = std::make_unique<KvPool>();
   pool->type_ = type;
   pool->window_ = window;
+  pool->window_kind_ = window_kind;
   pool->cell_count_ = cells;
   const size_t total = bytes_for(layers, cells, type);
   pool->buffer_bytes_ = total;
@@ -190,11 +194,24 @@ void KvPool::fill_attention_index(std::span<const CacheToken> tokens, bool causa
     auto first = list.begin();
     auto last = list.end();
     if (causal) last = std::upper_bound(first, last, Entry{p, 0});
-    if (window > 0) first = std::upper_bound(first, last, Entry{p - window, 0});
+    if (window > 0) std::tie(first, last) = within_window(first, last, p, window);
     const int32_t base = start[static_cast<size_t>(tokens[i].sequence)];
     index->begin[i] = base + static_cast<int32_t>(first - list.begin());
     index->end[i] = base + static_cast<int32_t>(last - list.begin());
   }
+}
+
+std::pair<KvPool::EntryList::const_iterator, KvPool::EntryList::const_iterator> KvPool::within_window(
+    EntryList::const_iterator first, EntryList::const_iterator last, Position p, int32_t window) const {
+  if (window_kind_ == WindowKind::kTrailing)
+    return {std::upper_bound(first, last, Entry{p - window, 0}), last};
+  // Symmetric: |p − q| ≤ W/2 (llama.cpp's is_masked_swa), bounds computed without overflow.
+  const int64_t half = window / 2;
+  const auto clamp = [](int64_t q) {
+    return static_cast<Position>(std::clamp<int64_t>(q, INT32_MIN, INT32_MAX));
+  };
+  first = std::lower_bound(first, last, Entry{clamp(p - half), 0});
+  return {first, std::upper_bound(first, last, Entry{clamp(p + half), 0})};
 }
 
 void KvPool::release(int32_t cell) {

@@ -54,6 +54,13 @@ struct CacheToken {
 // Per sequence: cells at positions <= bound are dropped (-1: none).
 using PruneBounds = std::array<Position, kMaxSequences>;
 
+// Which positions a window of W positions lets a token at position p see (llama.cpp's
+// llama_swa_type): trailing, the W positions p − W + 1 .. p (a decoder's sliding window); or
+// symmetric, p − W/2 .. p + W/2 with W/2 rounded down (an encoder's local attention:
+// EmbeddingGemma, ModernBERT). A symmetric window reaches back W/2 + 1 ≤ W positions (W ≥ 1),
+// so what the cache keeps for a trailing window of W covers it.
+enum class WindowKind : uint8_t { kTrailing, kSymmetric };
+
 class KvPool {
  public:
   // `layers` are this pool's layers, `layer_ids` the model's KV layer index of each (the
@@ -61,13 +68,15 @@ class KvPool {
   // no cells).
   static Result<std::unique_ptr<KvPool>> create(const std::vector<KvLayerShape>& layers,
                                                 const std::vector<int>& layer_ids, int32_t cells,
-                                                int32_t window, DType type, Backend* backend);
+                                                int32_t window, DType type, Backend* backend,
+                                                WindowKind window_kind = WindowKind::kTrailing);
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
   // Bytes of the cells' bookkeeping at most: the cell records and pending shifts, one
   // sequence's position list and an attention index.
   static size_t bookkeeping_bytes_for(int32_t cells);
 
   int32_t window() const { return window_; }  // 0: full attention
+  WindowKind window_kind() const { return window_kind_; }
   int32_t cell_count() const { return cell_count_; }
   int32_t used_cells() const { return used_; }
   int32_t free_cells() const { return cell_count_ - used_; }
@@ -99,7 +108,8 @@ class KvPool {
   void prune(const PruneBounds& bounds);
 
   // The cells each token may attend to: same sequence, position ≤ its own (causal) or any
-  // (non-causal), and within `window` positions when window > 0.
+  // (non-causal), and within `window` positions when window > 0 (as the pool's window_kind()
+  // bounds them).
   void fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                             AttentionIndex* index) const;
 
@@ -139,6 +149,10 @@ class KvPool {
   std::pair<EntryList::iterator, EntryList::iterator> range(SequenceId sequence, Position p0, Position p1);
   void insert(SequenceId sequence, Entry entry);
   static uint64_t bit(SequenceId s) { return uint64_t{1} << s; }
+  // The entries of [first, last) (sorted by position) that a token at position p sees through
+  // a window of `window` positions of this pool's kind.
+  std::pair<EntryList::const_iterator, EntryList::const_iterator> within_window(
+      EntryList::const_iterator first, EntryList::const_iterator last, Position p, int32_t window) const;
   // Frees the cell if no sequence uses it any more.
   void release_if_unused(int32_t cell);
   void release(int32_t cell);
@@ -149,6 +163,7 @@ class KvPool {
 
   DType type_ = DType::F16;
   int32_t window_ = 0;
+  WindowKind window_kind_ = WindowKind::kTrailing;
   int32_t cell_count_ = 0;
   ZeroedArray<Cell> cells_;
   std::vector<EntryList> by_sequence_ = std::vector<EntryList>(kMaxSequences);

@@ -59,6 +59,9 @@ struct ModelShape {
   // Per KV layer: sliding window (0: full attention). The KV cache has one pool per distinct
   // window (memory/kv_cache.h), and each pool its own attention index.
   std::vector<int32_t> kv_windows;
+  // How every window bounds what a token sees: trailing (a decoder's sliding window) or
+  // symmetric (an encoder's local attention: EmbeddingGemma, ModernBERT); memory/kv_pool.h.
+  WindowKind window_kind = WindowKind::kTrailing;
   std::vector<KvRope> kv_rope;  // per KV layer
 
   // Floats per output row of build_forward: n_vocab logits, an encoder's n_embd, or a

@@ -61,6 +61,7 @@ KvCacheOptions kv_cache_options(const ModelShape& model, const ContextOptions& o
   KvCacheOptions cache;
   cache.layers = model.kv_layers;
   cache.windows = model.kv_windows;
+  cache.window_kind = model.window_kind;
   cache.n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(model.n_ctx_train, kDefaultMaxContext);
   cache.n_seq_max = options.n_seq_max;
   cache.n_batch = std::min(options.n_batch, cache.n_ctx);

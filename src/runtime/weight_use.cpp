@@ -13,6 +13,7 @@ Result<WeightUses> weight_uses(const Model& model) {
   KvCacheOptions cache_options;
   cache_options.layers = model.shape().kv_layers;
   cache_options.windows = model.shape().kv_windows;
+  cache_options.window_kind = model.shape().window_kind;
   cache_options.n_ctx = 1;
   cache_options.n_batch = 1;
   SINTER_ASSIGN(auto cache, KvCache::create(cache_options, /*backend=*/nullptr));

@@ -166,6 +166,44 @@ TEST(KvPools, AttentionIndexOfAWindowedPoolListsTheWindow) {
   }
 }
 
+// A symmetric window W (an encoder's local attention) lets a token at p see p − W/2 .. p + W/2
+// of its sequence (W/2 rounded down), and only up to p when causal. Across many batches of two
+// sequences, the windowed pool lists exactly the positions of the full pool within that range:
+// its drops (positions no later token reaches) never take a cell a token sees.
+TEST(KvPools, SymmetricWindowListsHalfAWindowEitherSide) {
+  for (const int32_t window : {7, 8}) {
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(concat("window ", window, causal ? ", causal" : ", non-causal"));
+      const int32_t half = window / 2;
+      KvCacheOptions o = options_for({0, window}, 600, 2, 16);
+      o.window_kind = WindowKind::kSymmetric;
+      auto cache = make(o);
+      ASSERT_EQ(cache->pool_count(), 2);
+      EXPECT_EQ(cache->pool_window_kind(0), WindowKind::kTrailing);
+      EXPECT_EQ(cache->pool_window_kind(1), WindowKind::kSymmetric);
+      std::map<int32_t, Position> at;  // the windowed pool's cell -> position
+      Position next[2] = {0, 0};
+      AttentionIndex index;
+      for (int step = 0; step < 60; ++step) {
+        const SequenceId s = step % 2;
+        const int32_t chunk = 1 + (step * 5) % 16;
+        const auto batch = tokens(s, next[s], next[s] + chunk);
+        next[s] += chunk;
+        ASSERT_TRUE(cache->place(batch));
+        for (size_t i = 0; i < batch.size(); ++i) at[cache->placed(1)[i]] = batch[i].position;
+        cache->fill_attention_index(1, batch, causal, &index);
+        for (size_t i = 0; i < batch.size(); ++i) {
+          const Position p = batch[i].position;
+          std::vector<Position> expected;  // every position of the sequence within the window
+          for (Position q = std::max(0, p - half); q <= std::min(next[s] - 1, causal ? p : p + half); ++q)
+            expected.push_back(q);
+          ASSERT_EQ(listed(index, i, at), expected) << "step " << step << " position " << p;
+        }
+      }
+    }
+  }
+}
+
 TEST(KvPools, EditsApplyToEveryPool) {
   auto cache = make(options_for({0, 4}, 64, 2, 10));  // windowed pool: 18 cells
   ASSERT_TRUE(cache->place(tokens(0, 0, 10)));
