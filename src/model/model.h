@@ -63,6 +63,12 @@ struct ModelShape {
   // symmetric (an encoder's local attention: EmbeddingGemma, ModernBERT); memory/kv_pool.h.
   WindowKind window_kind = WindowKind::kTrailing;
   std::vector<KvRope> kv_rope;  // per KV layer
+  // Dense layers after pooling (sentence-transformers' Dense modules, EmbeddingGemma's
+  // dense_2 and dense_3; llama.cpp's build_dense_out): each pooled vector (with pooling none,
+  // each token's row) becomes W_k · ... · W_1 · v, no bias, no activation, before any
+  // normalization. Weights [n_in, n_out] (ne order), the first's n_in and the last's n_out
+  // n_embd. The runtime applies them on the host (runtime/pooled_projection.h).
+  std::vector<Tensor*> pooled_projection;
 
   // Floats per output row of build_forward: n_vocab logits, an encoder's n_embd, or a
   // reranker's head outputs.

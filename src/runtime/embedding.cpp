@@ -72,6 +72,8 @@ Status embed_pass(Context& context, std::span<const std::vector<TokenId>> inputs
       rows.insert(rows.end(), values.begin(), values.end());
     }
     SINTER_ASSIGN(std::vector<float> pooled, pool_hidden_states(rows, static_cast<int32_t>(n_embd), pooling));
+    // A reranker's rows are scores: only embeddings go through the model's dense layers.
+    if (pooling != Pooling::kRank) context.model().pooled_projection().apply_rows(pooled, n_embd);
     for (size_t at = 0; at < pooled.size(); at += n_embd)
       normalize_embedding({pooled.data() + at, n_embd}, norm);
     out->push_back(std::move(pooled));

@@ -1,6 +1,8 @@
 // Embeddings from encoder models (ModelShape::encoder: BERT and its kin): one forward pass over
 // whole inputs with non-causal attention, then pooling of each input's hidden states into one
-// vector and an optional normalization, as llama.cpp and llama-server compute them.
+// vector, the model's dense layers after pooling when it has them (EmbeddingGemma:
+// runtime/pooled_projection.h), and an optional normalization, as llama.cpp and llama-server
+// compute them.
 //
 //   auto context = Context::create(model, embedding_context_options(model->model().shape()));
 //   auto vector = embed(**context, tokens, {.normalize = kNormalizeEuclidean});

@@ -53,6 +53,9 @@ Result<std::shared_ptr<LoadedModel>> LoadedModel::bind(std::shared_ptr<GgufFile>
     SINTER_ASSIGN(loaded->fallback_, create_backend(kFallbackBackend, backend_options));
   }
   if (auto status = loaded->load_weights(); !status) return status.error().with_context(path);
+  auto projection = PooledProjection::from_shape(loaded->model_->shape());
+  if (!projection) return projection.error().with_context(path);
+  loaded->pooled_projection_ = std::move(projection).value();
   return loaded;
 }
 

@@ -12,6 +12,7 @@
 #include "backend/placement.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
+#include "runtime/pooled_projection.h"
 #include "runtime/weight_use.h"
 
 namespace sinter {
@@ -41,6 +42,8 @@ class LoadedModel {
   const std::string& path() const { return path_; }
   const LoadOptions& options() const { return options_; }
   const std::vector<WeightPlacement>& weight_placements() const { return placements_; }
+  // The dense layers after pooling, in F32 (empty for most models): ModelShape::pooled_projection.
+  const PooledProjection& pooled_projection() const { return pooled_projection_; }
 
   // Which backend runs each node of a memory-bound graph of this model.
   Result<Placement> place(const Graph& graph) const;
@@ -58,6 +61,7 @@ class LoadedModel {
   std::unique_ptr<Backend> fallback_;
   std::vector<std::unique_ptr<Buffer>> weight_buffers_;
   std::vector<WeightPlacement> placements_;
+  PooledProjection pooled_projection_;
 };
 
 }  // namespace sinter
