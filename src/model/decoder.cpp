@@ -66,9 +66,11 @@ AttentionOptions DecoderHParams::attention(bool neox) const {
   return o;
 }
 
-std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period) {
+std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period, bool dense_first) {
   std::vector<bool> out(n_layer);
-  for (uint32_t il = 0; il < n_layer; ++il) out[il] = period == 0 || il % period < period - 1;
+  for (uint32_t il = 0; il < n_layer; ++il) {
+    out[il] = period == 0 || (dense_first ? il % period != 0 : il % period < period - 1);
+  }
   return out;
 }
 

@@ -52,9 +52,10 @@ struct DecoderHParams {
 };
 
 // Sliding-window layers of a "period" pattern (llama.cpp's set_swa_pattern): layer il is windowed
-// when il % period < period − 1 (period 2: even layers; 6: all but 5, 11, 17, ...); period 0
-// makes every layer windowed.
-std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period);
+// when il % period < period − 1 (period 2: even layers; 6: all but 5, 11, 17, ...), or with
+// dense_first when il % period != 0 (ModernBERT's 3: all but 0, 3, 6, ...); period 0 makes
+// every layer windowed.
+std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period, bool dense_first = false);
 // Sets the windows of a shape's KV layers: `window` where `windowed`, else full attention.
 void set_sliding_windows(ModelShape& shape, const std::vector<bool>& windowed, int32_t window);
 
