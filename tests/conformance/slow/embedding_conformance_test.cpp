@@ -32,7 +32,11 @@ const Case kCases[] = {{"tiny", "mean"},
                        {"tiny", "last", "qwen3", 3},
                        {"tiny", "mean", "nomic-bert"},
                        {"tiny", "mean", "jina-bert-v2"},
-                       {"small", "cls", "jina-bert-v2"}};
+                       {"small", "cls", "jina-bert-v2"},
+                       {"tiny", "mean", "gemma-embedding", 3},
+                       {"small", "cls", "gemma-embedding", 3},
+                       {"tiny", "mean", "modern-bert"},
+                       {"small", "cls", "modern-bert"}};
 
 std::string model_path(const Case& c, const std::string& type) {
   static std::map<std::string, std::string> made;
