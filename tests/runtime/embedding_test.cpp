@@ -148,6 +148,34 @@ TEST(Embedding, BatchIndependentBitForBit) {
   }
 }
 
+// The other encoders' own attention (ALiBi, symmetric windows, RoPE) and pooled projections keep
+// an input's vector independent of its batch too.
+TEST(Embedding, EveryEncoderIsBatchIndependentBitForBit) {
+  for (const char* architecture : {"nomic-bert", "jina-bert-v2", "gemma-embedding", "modern-bert"}) {
+    SCOPED_TRACE(architecture);
+    const std::string path = testing::scratch_dir() + "/../tiny-" + architecture + ".gguf";
+    SynthOptions synth;
+    synth.architecture = architecture;
+    synth.seed = 11;
+    synth.dims.pooling_type = static_cast<int32_t>(Pooling::kMean);
+    auto status = synthesize(synth, path);
+    ASSERT_TRUE(status) << status.error().message();
+    auto context = embedding_context(path);
+    std::vector<std::vector<TokenId>> inputs;
+    for (int i = 0; i < 10; ++i) inputs.push_back(input(1 + (i * 29) % 70, i));
+    std::vector<std::vector<float>> alone;
+    for (const auto& one : inputs) {
+      auto v = embed(*context, one);
+      ASSERT_TRUE(v) << v.error().message();
+      alone.push_back(std::move(v).value());
+    }
+    std::vector<std::vector<TokenId>> reversed(inputs.rbegin(), inputs.rend());
+    auto together = embed_batch(*embedding_context(path, 2), reversed);
+    ASSERT_TRUE(together) << together.error().message();
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ((*together)[inputs.size() - 1 - i], alone[i]) << i;
+  }
+}
+
 // Inputs beyond one pass go into several: still the same vectors.
 TEST(Embedding, ManyPassesGiveTheSameVectors) {
   auto loaded = LoadedModel::load(tiny_bert(Pooling::kMean), LoadOptions{"cpu", 1});
