@@ -81,6 +81,15 @@ void set_sliding_windows(ModelShape& shape, const std::vector<bool>& windowed, i
   }
 }
 
+void set_local_rope(ModelShape& shape, const std::vector<bool>& windowed, float freq_base) {
+  for (size_t il = 0; il < windowed.size() && il < shape.kv_rope.size(); ++il) {
+    if (!windowed[il]) continue;
+    RopeParams& local = shape.kv_rope[il].params;
+    local.freq_base = freq_base;
+    local.freq_scale = 1.0f;
+  }
+}
+
 uint32_t tokenizer_vocab_size(const Metadata& metadata) {
   const GgufValue* tokens = metadata.find_value("tokenizer.ggml.tokens");
   if (tokens == nullptr || tokens->type != GgufType::kArray) return 0;

@@ -58,6 +58,9 @@ struct DecoderHParams {
 std::vector<bool> sliding_window_layers(uint32_t n_layer, uint32_t period, bool dense_first = false);
 // Sets the windows of a shape's KV layers: `window` where `windowed`, else full attention.
 void set_sliding_windows(ModelShape& shape, const std::vector<bool>& windowed, int32_t window);
+// The windowed layers' RoPE: their own base (rope.freq_base_swa), unscaled (Gemma 3 and the
+// encoders built like it: their local layers).
+void set_local_rope(ModelShape& shape, const std::vector<bool>& windowed, float freq_base);
 
 // The vocabulary size a file's tokenizer implies (0 without one).
 uint32_t tokenizer_vocab_size(const Metadata& metadata);

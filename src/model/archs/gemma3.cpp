@@ -53,12 +53,7 @@ class Gemma3Model final : public DecoderModel<Gemma3HParams> {
     if (h.sliding_window == 0) return s;  // all global
     const std::vector<bool> windowed = sliding_window_layers(h.n_layer, h.sliding_window_period);
     set_sliding_windows(s, windowed, static_cast<int32_t>(h.sliding_window));
-    for (uint32_t il = 0; il < h.n_layer; ++il) {
-      if (!windowed[il]) continue;
-      RopeParams& local = s.kv_rope[il].params;  // the local base, unscaled
-      local.freq_base = h.rope_freq_base_swa;
-      local.freq_scale = 1.0f;
-    }
+    set_local_rope(s, windowed, h.rope_freq_base_swa);
     return s;
   }
 
@@ -87,7 +82,7 @@ const ArchitectureRegistration kGemma3{Architecture{
         h.rope.scaling_type = "linear";
         h.rope.scaling_factor = 8.0f;
         h.final_softcap = h.n_ctx_train >= 4096 ? 0.0f : 3.0f;  // optional; real files have none
-        if (h.n_layer < 6) h.sliding_window_period = 2;  // a global layer among few
+        if (h.n_layer < 6) h.sliding_window_period = 2;         // a global layer among few
       });
     },
     {

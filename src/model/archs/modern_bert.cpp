@@ -98,12 +98,7 @@ class ModernBertModel final : public DecoderModel<ModernBertHParams> {
     const std::vector<bool> windowed =
         sliding_window_layers(h.n_layer, h.sliding_window_period, /*dense_first=*/true);
     set_sliding_windows(s, windowed, static_cast<int32_t>(h.sliding_window));
-    for (uint32_t il = 0; il < h.n_layer; ++il) {
-      if (!windowed[il]) continue;
-      RopeParams& local = s.kv_rope[il].params;  // the local base, unscaled
-      local.freq_base = h.rope_freq_base_swa;
-      local.freq_scale = 1.0f;
-    }
+    set_local_rope(s, windowed, h.rope_freq_base_swa);
     return s;
   }
 
