@@ -299,6 +299,8 @@ Status Vocabulary::load_strip_flags(const Metadata& metadata) {
     for (std::string_view text : {"<unk>", "<s>", "<|endoftext|>"}) {
       if (const TokenId id = find(text); id != kNoToken) tokens_[id].rstrip = false;
     }
+  } else if (contains_any(lower_name, {"modern-bert"})) {
+    if (const TokenId mask = find("[MASK]"); mask != kNoToken) tokens_[mask].lstrip = true;
   }
   return ok_status();
 }

@@ -116,6 +116,27 @@ TEST(BpeTokenizer, SpecialTokensSplitOutWithLstripAndRstrip) {
   EXPECT_TRUE((*tokenizer)->is_end_of_generation(end));  // "<|end|>" is an end-of-generation text
 }
 
+// As llama.cpp sets it by the model's name: a modern-bert file's [MASK] takes the whitespace
+// before it (its original tokenizer's lstrip), another file's does not.
+TEST(BpeTokenizer, ModernBertsMaskStripsTheSpaceBeforeIt) {
+  for (const bool modern : {true, false}) {
+    Metadata m = byte_level_vocabulary({"[MASK]"}, {}, "modern-bert");
+    m.set("tokenizer.ggml.token_type", GgufValue::of_i32s([] {
+            std::vector<int32_t> types(257, 1);
+            types[256] = 3;  // control, as converters mark [MASK]
+            return types;
+          }()));
+    m.set("general.name", GgufValue::of_string(modern ? "Modern-BERT Base" : "Some BERT"));
+    auto tokenizer = Tokenizer::from_metadata(m);
+    ASSERT_TRUE(tokenizer) << tokenizer.error().message();
+    const TokenId a = static_cast<TokenId>('a'), mask = 256;
+    const std::vector<TokenId> ids = encode(**tokenizer, "a [MASK]");
+    EXPECT_EQ(ids.back(), mask);
+    EXPECT_EQ(ids.front(), a);
+    EXPECT_EQ(ids.size(), modern ? 2u : 3u) << (modern ? "the space is stripped" : "the space stays a token");
+  }
+}
+
 TEST(PreTokenizer, SplitsLikeTheOriginalExpressions) {
   auto split = [](const std::string& name, const std::string& text) {
     const PreTokenizerSpec* spec = find_pre_tokenizer(name);
