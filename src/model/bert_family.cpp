@@ -53,7 +53,14 @@ void BertFamilyModel::bind(WeightBinder& b) {
     l.layer_out_norm =
         bind_norm(b, "blk.%d.layer_output_norm", il, n_embd, Presence::kRequired, Presence::kRequired);
   }
-  rank_head = variant_.jina ? bind_score_head(b, n_embd, reranker()) : bind_rank_head(b, n_embd, reranker());
+  // A classifier's head has a row per label (llama.cpp sizes it by classifier.output_labels);
+  // a reranker reads the first. Synthetic models have one.
+  int64_t outputs = 1;
+  if (const GgufTensorInfo* info = b.file() != nullptr ? b.file()->find_tensor("cls.output.weight") : nullptr;
+      info != nullptr && info->shape.size() >= 2 && info->shape[1] > 0)
+    outputs = info->shape[1];
+  rank_head =
+      variant_.jina ? bind_score_head(b, n_embd, reranker()) : bind_rank_head(b, n_embd, reranker(), outputs);
 }
 
 FfnWeights BertFamilyModel::bind_jina_ffn(WeightBinder& b, int il) const {

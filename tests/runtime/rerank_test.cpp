@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "model/registry.h"
 #include "runtime/embedding.h"
 #include "runtime/runtime_test_support.h"
@@ -53,6 +56,59 @@ TEST(Rerank, BertWithAHeadIsAReranker) {
   auto embedder = context_for(synth_file("bert", Pooling::kMean));
   EXPECT_FALSE(check_reranker(embedder->model().model().shape()));
   EXPECT_FALSE(rerank_scores(*embedder, std::vector<std::vector<TokenId>>{pair(4, 0)}));
+}
+
+// A classifier's head has a row per label (cls.output.weight [n_embd, labels], as llama.cpp
+// binds it by classifier.output_labels): every row comes out with rank pooling, and a reranker's
+// score is the first. The file: the synthetic reranker with its one-row head widened to rows w,
+// −w and w/2 (biases b, −b, b/2), so the outputs must be s, −s and s/2 of its score s.
+TEST(Rerank, AClassifierHeadGivesEveryLabelAndRanksByTheFirst) {
+  const std::string original = synth_file("bert", Pooling::kRank);
+  auto file = GgufFile::open(original);
+  ASSERT_TRUE(file) << file.error().message();
+  GgufWriter writer;
+  writer.metadata() = file->metadata();
+  writer.metadata().set("bert.classifier.output_labels", GgufValue::of_strings({"yes", "no", "maybe"}));
+  for (const GgufTensorInfo& t : file->tensors()) {
+    std::vector<uint8_t> bytes(t.data, t.data + t.bytes);
+    std::vector<int64_t> shape = t.shape;
+    if (t.name == "cls.output.weight" || t.name == "cls.output.bias") {
+      ASSERT_EQ(t.type, DType::F32);
+      const size_t n = bytes.size() / sizeof(float);
+      std::vector<float> row(n), widened;
+      std::memcpy(row.data(), bytes.data(), bytes.size());
+      for (const float factor : {1.0f, -1.0f, 0.5f}) {
+        for (float v : row) widened.push_back(v * factor);
+      }
+      bytes.resize(widened.size() * sizeof(float));
+      std::memcpy(bytes.data(), widened.data(), bytes.size());
+      if (t.name == "cls.output.weight") {
+        shape = {t.shape[0], 3};
+      } else {
+        shape = {3};
+      }
+    }
+    ASSERT_TRUE(writer.add_tensor_bytes(t.name, t.type, shape, std::move(bytes)));
+  }
+  const std::string path = testing::scratch_dir() + "/../rerank-bert-three-labels.gguf";
+  ASSERT_TRUE(writer.write(path));
+
+  auto one = context_for(original);
+  auto three = context_for(path);
+  EXPECT_EQ(three->model().model().shape().n_rank_outputs, 3);
+  const std::vector<std::vector<TokenId>> inputs = {pair(7, 1), pair(30, 2)};
+  auto scores = rerank_scores(*one, inputs);
+  auto outputs = embed_batch(*three, inputs, {.pooling = Pooling::kRank});
+  auto first = rerank_scores(*three, inputs);
+  ASSERT_TRUE(scores && outputs && first);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const float s = (*scores)[i];
+    ASSERT_EQ((*outputs)[i].size(), 3u);
+    EXPECT_FLOAT_EQ((*outputs)[i][0], s);
+    EXPECT_FLOAT_EQ((*outputs)[i][1], -s);
+    EXPECT_FLOAT_EQ((*outputs)[i][2], 0.5f * s);
+    EXPECT_EQ((*first)[i], (*outputs)[i][0]);
+  }
 }
 
 TEST(Rerank, ScoresAreBatchIndependentBitForBit) {
