@@ -32,7 +32,6 @@ struct RopeParams {
 // attention kernel's order of summation depends only on the token's own sequence.
 struct AttentionIndex {
   std::vector<int32_t> cells;
-  std::vector<int32_t> positions;  // [cells.size()]: the position each listed cell holds (ALiBi)
   std::vector<int32_t> begin;
   std::vector<int32_t> end;
 };

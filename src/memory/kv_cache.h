@@ -114,6 +114,10 @@ class KvCache {
 
   // The cells of a pool each token may attend to: same sequence, position ≤ its own (causal) or
   // any (non-causal), and within the pool's window (trailing or symmetric).
+  // The positions the cells of pool p hold (KvPool::positions_of).
+  void positions_of(int p, std::span<const int32_t> cells, int32_t* out) const {
+    pool(p).positions_of(cells, out);
+  }
   void fill_attention_index(int p, std::span<const CacheToken> tokens, bool causal,
                             AttentionIndex* index) const;
   // The full pool's cells, within `window` positions when window > 0.

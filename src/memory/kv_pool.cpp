@@ -172,9 +172,7 @@ void KvPool::prune(const PruneBounds& bounds) {
 void KvPool::fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                                   AttentionIndex* index) const {
   index->cells.clear();
-  index->positions.clear();
   index->cells.reserve(cells_.size());  // one sequence's entries: never grown by generation
-  index->positions.reserve(cells_.size());
   index->begin.resize(tokens.size());
   index->end.resize(tokens.size());
   // Each sequence's entries once, concatenated; a token's visible cells are a range of them.
@@ -183,10 +181,7 @@ void KvPool::fill_attention_index(std::span<const CacheToken> tokens, bool causa
   for (const auto& t : tokens) {
     if (start[static_cast<size_t>(t.sequence)] >= 0) continue;
     start[static_cast<size_t>(t.sequence)] = static_cast<int32_t>(index->cells.size());
-    for (const Entry& e : entries(t.sequence)) {
-      index->cells.push_back(e.cell);
-      index->positions.push_back(e.position);
-    }
+    for (const Entry& e : entries(t.sequence)) index->cells.push_back(e.cell);
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
     const EntryList& list = entries(tokens[i].sequence);
@@ -212,6 +207,10 @@ std::pair<KvPool::EntryList::const_iterator, KvPool::EntryList::const_iterator> 
   };
   first = std::lower_bound(first, last, Entry{clamp(p - half), 0});
   return {first, std::upper_bound(first, last, Entry{clamp(p + half), 0})};
+}
+
+void KvPool::positions_of(std::span<const int32_t> cells, int32_t* out) const {
+  for (size_t i = 0; i < cells.size(); ++i) out[i] = cells_[static_cast<size_t>(cells[i])].position;
 }
 
 void KvPool::release(int32_t cell) {

@@ -112,6 +112,8 @@ class KvPool {
   // bounds them).
   void fill_attention_index(std::span<const CacheToken> tokens, bool causal, int32_t window,
                             AttentionIndex* index) const;
+  // out[i] = the position cells[i] holds (cells in use, as an attention index lists them; ALiBi).
+  void positions_of(std::span<const int32_t> cells, int32_t* out) const;
 
   // Position-range edits, as KvCache's (p1 < 0: to the end).
   void remove(SequenceId sequence, Position p0, Position p1);

@@ -302,10 +302,11 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
     if (input == nullptr) continue;  // the attention index's check above covers the pool
     const AttentionIndex& index = pass_indices_[pool];
     const size_t n = pass.size() * sizeof(int32_t);
-    values.resize(pass.size());
+    // The tokens' positions, then those of the listed cells (looked up only for ALiBi models).
+    values.resize(pass.size() + index.cells.size());
     for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
-    tensor_set(*input, values.data(), 0, n);
-    tensor_set(*input, index.positions.data(), n, index.positions.size() * sizeof(int32_t));
+    cache_->positions_of(static_cast<int>(pool), index.cells, values.data() + pass.size());
+    tensor_set(*input, values.data(), 0, n + index.cells.size() * sizeof(int32_t));
   }
   if (auto status = prepared->bound.placement.compute(*prepared->graph); !status) {
     forget_tokens();
@@ -313,8 +314,9 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   }
   ++stats_.passes;
   if (n_outputs > 0) {
-    tensor_get(*prepared->logits, logits_out, 0,
-               static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.output_width()) * sizeof(float));
+    tensor_get(
+        *prepared->logits, logits_out, 0,
+        static_cast<size_t>(n_outputs) * static_cast<size_t>(model_shape.output_width()) * sizeof(float));
   }
   return ok_status();
 }
