@@ -53,12 +53,16 @@ std::string join_ids(const std::vector<int>& ids) {
 
 namespace {
 
-nlohmann::json run_oracle(const std::string& arguments) {
+// `script` ARGUMENTS: ../shared/oracle/run, or a script of tests/references that runs the oracle's
+// installation.
+nlohmann::json run_oracle(const std::string& arguments, const std::string& script = "") {
   // One thread: llama.cpp's spinning thread pool slows down by 40x when the machine is busy
   // (ctest runs tests in parallel), and its numerics do not depend on the thread count except in
   // the split-KV decode path, which one thread avoids.
-  const std::string command =
-      "ORACLE_THREADS=1 " + shell_quote(shared_dir() + "/oracle/run") + " " + arguments;
+  const std::string program = script.empty()
+                                  ? shell_quote(shared_dir() + "/oracle/run")
+                                  : "node " + shell_quote(source_dir() + "/tests/references/" + script);
+  const std::string command = "ORACLE_THREADS=1 " + program + " " + arguments;
   // The oracle's launcher copies its script into a shared cache on every call, so a call that
   // starts while another one copies can read a truncated script (it then prints nothing, or a
   // syntax error). That is the harness failing, not the answer being wrong: try again.
@@ -92,16 +96,28 @@ std::vector<int> oracle_greedy(const std::string& model, int count, const std::s
       .get<std::vector<int>>();
 }
 
-std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
-                                                              const std::vector<int>& ids, int top_n) {
-  const auto json =
-      run_oracle("probs " + shell_quote(model) + " " + join_ids(ids) + " " + std::to_string(top_n));
+namespace {
+
+std::vector<std::vector<std::pair<int, double>>> distributions_of(const nlohmann::json& json) {
   std::vector<std::vector<std::pair<int, double>>> out;
   for (const auto& position : json) {
     auto& row = out.emplace_back();
     for (const auto& pair : position) row.emplace_back(pair[0].get<int>(), pair[1].get<double>());
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
+                                                              const std::vector<int>& ids, int top_n) {
+  return distributions_of(
+      run_oracle("probs " + shell_quote(model) + " " + join_ids(ids) + " " + std::to_string(top_n)));
+}
+
+std::vector<std::vector<std::pair<int, double>>> oracle_probs_flash(const std::string& model,
+                                                                    const std::vector<int>& ids) {
+  return distributions_of(run_oracle(shell_quote(model) + " " + join_ids(ids), "oracle_probs_flash.mjs"));
 }
 
 const std::string& bert_tokenizer_dir() {

@@ -27,6 +27,11 @@ std::vector<int> oracle_greedy(const std::string& model, int count, const std::s
 // For each position, (token id, probability) pairs sorted by probability (top_n = 0: all).
 std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
                                                               const std::vector<int>& ids, int top_n = 0);
+// The same with llama.cpp's flash attention on (tests/references/oracle_probs_flash.mjs says why):
+// what llama.cpp computes by default for models whose key and value heads differ in size, where
+// node-llama-cpp turns it off.
+std::vector<std::vector<std::pair<int, double>>> oracle_probs_flash(const std::string& model,
+                                                                    const std::vector<int>& ids);
 
 // The sequence embedding llama.cpp returns for a text (the file's pooling, not normalized).
 std::vector<double> oracle_embed(const std::string& model, const std::string& text);
