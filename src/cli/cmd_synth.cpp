@@ -91,6 +91,9 @@ CommandRun setup(CLI::App* app) {
           kPresetNote);
   bounded(app->add_option("--n-ctx", o.dims.n_ctx, "training context length"), 0, max_context_flag(),
           kPresetNote);
+  app->add_option(
+      "--variant", o.dims.variant,
+      "a named variant of the architecture's features (deepseek2: v2-lite); a preset's by default");
   app->add_option("--pooling", args->pooling,
                   "embedding models: the file's pooling (none, mean, cls, last, rank)");
   app->add_option("--type", args->type, "type of the matrices (f32, f16, bf16, q8_0, q4_0, q4_K, ...)");

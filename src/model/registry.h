@@ -32,6 +32,9 @@ struct SynthDims {
   int32_t n_ff_exp = 0;
   // Embedding models: `{arch}.pooling_type` (model.h's Pooling); -1: the architecture's choice.
   int32_t pooling_type = -1;
+  // A named variant of the architecture's features (deepseek2: "v2-lite"), or empty. A preset
+  // carries its variant; the variants an architecture knows are those its presets name.
+  std::string variant{};
 };
 
 struct Architecture {

@@ -152,6 +152,20 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
   if (o.n_expert_used) d.n_expert_used = o.n_expert_used;
   if (o.n_ff_exp) d.n_ff_exp = o.n_ff_exp;
   if (o.pooling_type >= 0) d.pooling_type = o.pooling_type;
+  if (!o.variant.empty()) {
+    std::string variants;
+    bool known = false;
+    for (const auto& [name, dims] : arch->presets) {
+      if (dims.variant.empty() || variants.find(dims.variant) != std::string::npos) continue;
+      variants += (variants.empty() ? "" : ", ") + dims.variant;
+      known = known || dims.variant == o.variant;
+    }
+    if (!known) {
+      return make_error(ErrorCode::kInvalidArgument, "unknown variant '", o.variant, "' for ",
+                        options.architecture, variants.empty() ? " (it has none)" : " (" + variants + ")");
+    }
+    d.variant = o.variant;
+  }
   if (d.n_expert_used > (d.n_expert > 0 ? d.n_expert : 8)) {
     return make_error(ErrorCode::kInvalidArgument, "n_expert_used ", d.n_expert_used, " exceeds the ",
                       d.n_expert > 0 ? d.n_expert : 8, " experts");

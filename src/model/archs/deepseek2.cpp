@@ -171,15 +171,18 @@ const ArchitectureRegistration kDeepSeek2{Architecture{
             h.norm_eps = 1e-6f;
             h.n_dense_lead = 1;
             h.n_shared = 2;
-            if (dims.n_layer == 27) {  // DeepSeek-V2-Lite: no query compression, softmax routing
+            if (dims.variant == "v2-lite") {  // DeepSeek-V2-Lite: no query compression, softmax routing
+              // Its proportions of the head size n_embd / n_head (128 there: 128 + 64 rotated
+              // for keys, 128 for values, a latent of 512).
               h.q_lora = 0;
-              h.rope.n_rot = 64;
-              h.head_k_mla = 192;
-              h.head_v_mla = 128;
-              h.kv_lora = 512;
-              h.head_dim = 576;
-              h.head_dim_v = 512;
+              h.rope.n_rot = head / 2;
+              h.head_k_mla = head + head / 2;
+              h.head_v_mla = head;
+              h.kv_lora = 4 * head;
+              h.head_dim = h.kv_lora + h.rope.n_rot;
+              h.head_dim_v = h.kv_lora;
               h.gating = 1;
+              h.moe.weights_scale = 1.0f;  // routed_scaling_factor, as the Lite files carry it
               return;
             }
             // V3's features: compressed queries, sigmoid routing with a selection bias, the
@@ -201,7 +204,7 @@ const ArchitectureRegistration kDeepSeek2{Architecture{
         {"tiny", {64, 2, 4, 1, 192, 512, 512, 8, 2, 64}},
         {"small", {256, 3, 8, 1, 512, 1024, 1024, 8, 2, 128}},
         // DeepSeek-V2-Lite: 27 layers of 2048, 16 heads, 64 experts (6 used) of 1408, 2 shared.
-        {"v2-lite", {2048, 27, 16, 1, 10944, 102400, 4096, 64, 6, 1408}},
+        {"v2-lite", {2048, 27, 16, 1, 10944, 102400, 4096, 64, 6, 1408, -1, "v2-lite"}},
     },
 }};
 

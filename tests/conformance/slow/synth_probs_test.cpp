@@ -177,6 +177,13 @@ const ArchCase kArchCases[] = {
     // 4e-5-1.9e-4), and a single flipped position in the other two.
     {"deepseek2", "deepseek2", "", false, false, false, 12, true},
     {"deepseek2_one_moe", "deepseek2", "--n-layer 2", false, true, false, 12, true},
+    // DeepSeek-V2-Lite's features: queries projected directly, softmax routing over all experts,
+    // no groups or renormalization (its attention in proportion to the head size, as the Lite
+    // model's are to its 128). Seeds 11-13 (2026-12-05): Q8_0 mean KL 1.8e-4-1.9e-4, Q4_K_M
+    // 3.3e-4-4.8e-4; with the Lite model's own attention sizes at this n_embd (a latent of 512
+    // for heads of 32) every position moved by ~5e-4, in sinter's two backends against each
+    // other too.
+    {"deepseek2_v2_lite", "deepseek2", "--variant v2-lite", false, true, false, 11, true},
     // Attention sinks, biases everywhere, YaRN, windows on even layers, a biased router with
     // softmax over the chosen, biased experts and the clamped SwiGLU; MXFP4 experts as shipped.
     {"gpt_oss", "gpt-oss", "", false, true, true},
