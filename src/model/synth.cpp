@@ -39,9 +39,11 @@ std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   const uint64_t stream = mix(seed) ^ hash_name(spec.name);
   if (spec.is_matrix()) {
     float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
-    // Routers four times as wide: a confident choice of experts, as trained routers make, so
-    // that a last-bit difference between two engines (an activation rounded the other way)
-    // seldom reorders a token's experts, which would change its output at once.
+    // Routers four times as wide: a confident choice of experts, as trained routers make. The
+    // scale does not make a reordering rarer (a last-bit difference between two engines grows
+    // with the logits), but under softmax gating the experts near a tie then carry little of
+    // the weight, so that reordering them changes the output little. Sigmoid gating saturates
+    // and gains less (docs/NUMERICS.md, routing flips).
     if (spec.name.ends_with("ffn_gate_inp.weight")) amplitude *= 4.0f;
     for (int64_t i = 0; i < count; ++i)
       values[static_cast<size_t>(i)] = amplitude * uniform(stream, static_cast<uint64_t>(i));
