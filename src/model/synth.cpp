@@ -1,5 +1,6 @@
 #include "model/synth.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -155,16 +156,17 @@ Result<SynthDims> resolve_synth_dims(const SynthOptions& options) {
   if (o.n_ff_exp) d.n_ff_exp = o.n_ff_exp;
   if (o.pooling_type >= 0) d.pooling_type = o.pooling_type;
   if (!o.variant.empty()) {
-    std::string variants;
-    bool known = false;
+    std::vector<std::string> variants;  // those the presets name, once each
     for (const auto& [name, dims] : arch->presets) {
-      if (dims.variant.empty() || variants.find(dims.variant) != std::string::npos) continue;
-      variants += (variants.empty() ? "" : ", ") + dims.variant;
-      known = known || dims.variant == o.variant;
+      if (!dims.variant.empty() &&
+          std::find(variants.begin(), variants.end(), dims.variant) == variants.end())
+        variants.push_back(dims.variant);
     }
-    if (!known) {
+    if (std::find(variants.begin(), variants.end(), o.variant) == variants.end()) {
+      std::string known;
+      for (const auto& v : variants) known += (known.empty() ? "" : ", ") + v;
       return make_error(ErrorCode::kInvalidArgument, "unknown variant '", o.variant, "' for ",
-                        options.architecture, variants.empty() ? " (it has none)" : " (" + variants + ")");
+                        options.architecture, known.empty() ? " (it has none)" : " (" + known + ")");
     }
     d.variant = o.variant;
   }

@@ -85,19 +85,6 @@ nlohmann::json run_oracle(const std::string& arguments, const std::string& scrip
   return nlohmann::json::array();
 }
 
-}  // namespace
-
-std::vector<int> oracle_tokenize(const std::string& model, const std::string& text) {
-  return run_oracle("tokenize " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<int>>();
-}
-
-std::vector<int> oracle_greedy(const std::string& model, int count, const std::string& text) {
-  return run_oracle("greedy " + shell_quote(model) + " " + std::to_string(count) + " " + shell_quote(text))
-      .get<std::vector<int>>();
-}
-
-namespace {
-
 std::vector<std::vector<std::pair<int, double>>> distributions_of(const nlohmann::json& json) {
   std::vector<std::vector<std::pair<int, double>>> out;
   for (const auto& position : json) {
@@ -108,6 +95,15 @@ std::vector<std::vector<std::pair<int, double>>> distributions_of(const nlohmann
 }
 
 }  // namespace
+
+std::vector<int> oracle_tokenize(const std::string& model, const std::string& text) {
+  return run_oracle("tokenize " + shell_quote(model) + " " + shell_quote(text)).get<std::vector<int>>();
+}
+
+std::vector<int> oracle_greedy(const std::string& model, int count, const std::string& text) {
+  return run_oracle("greedy " + shell_quote(model) + " " + std::to_string(count) + " " + shell_quote(text))
+      .get<std::vector<int>>();
+}
 
 std::vector<std::vector<std::pair<int, double>>> oracle_probs(const std::string& model,
                                                               const std::vector<int>& ids, int top_n) {
