@@ -112,12 +112,12 @@ class KvCache {
   Result<std::vector<int32_t>> place(std::span<const CacheToken> tokens);
   std::span<const int32_t> placed(int p) const { return pool(p).placed(); }
 
-  // The cells of a pool each token may attend to: same sequence, position ≤ its own (causal) or
-  // any (non-causal), and within the pool's window (trailing or symmetric).
   // The positions the cells of pool p hold (KvPool::positions_of).
   void positions_of(int p, std::span<const int32_t> cells, int32_t* out) const {
     pool(p).positions_of(cells, out);
   }
+  // The cells of a pool each token may attend to: same sequence, position ≤ its own (causal) or
+  // any (non-causal), and within the pool's window (trailing or symmetric).
   void fill_attention_index(int p, std::span<const CacheToken> tokens, bool causal,
                             AttentionIndex* index) const;
   // The full pool's cells, within `window` positions when window > 0.

@@ -23,9 +23,7 @@ void BertFamilyModel::bind(WeightBinder& b) {
     position_embd = b.require("position_embd.weight", {n_embd, h.n_ctx_train});
   embd_norm = bind_norm(b, "token_embd_norm", -1, n_embd, Presence::kRequired, Presence::kRequired);
   // Converted BERT files hold Q, K and V apart; a file with a fused attn_qkv is bound as one.
-  const bool fused =
-      variant_.fused_qkv ||
-      (b.file() != nullptr && b.file()->find_tensor(format_name("blk.%d.attn_qkv.weight", 0)) != nullptr);
+  const bool fused = variant_.fused_qkv || b.file_tensor(format_name("blk.%d.attn_qkv.weight", 0)) != nullptr;
   layers.resize(h.n_layer);
   for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
     BertLayer& l = layers[static_cast<size_t>(il)];
@@ -53,23 +51,16 @@ void BertFamilyModel::bind(WeightBinder& b) {
     l.layer_out_norm =
         bind_norm(b, "blk.%d.layer_output_norm", il, n_embd, Presence::kRequired, Presence::kRequired);
   }
-  // A classifier's head has a row per label (llama.cpp sizes it by classifier.output_labels);
-  // a reranker reads the first. Synthetic models have one.
-  int64_t outputs = 1;
-  if (const GgufTensorInfo* info = b.file() != nullptr ? b.file()->find_tensor("cls.output.weight") : nullptr;
-      info != nullptr && info->shape.size() >= 2 && info->shape[1] > 0)
-    outputs = info->shape[1];
-  rank_head =
-      variant_.jina ? bind_score_head(b, n_embd, reranker()) : bind_rank_head(b, n_embd, reranker(), outputs);
+  // A classifier's head has a row per label; a reranker reads the first. Synthetic models have one.
+  rank_head = variant_.jina ? bind_score_head(b, n_embd, reranker())
+                            : bind_rank_head(b, n_embd, reranker(), head_rows(b, 1));
 }
 
 FfnWeights BertFamilyModel::bind_jina_ffn(WeightBinder& b, int il) const {
   const int64_t n_embd = h.n_embd, n_ff = h.n_ff;
   const auto name = [il](const char* pattern) { return format_name(pattern, il); };
-  const GgufTensorInfo* up =
-      b.file() != nullptr ? b.file()->find_tensor(name("blk.%d.ffn_up.weight")) : nullptr;
-  const bool split_gate =
-      b.file() != nullptr && b.file()->find_tensor(name("blk.%d.ffn_gate.weight")) != nullptr;
+  const GgufTensorInfo* up = b.file_tensor(name("blk.%d.ffn_up.weight"));
+  const bool split_gate = b.file_tensor(name("blk.%d.ffn_gate.weight")) != nullptr;
   // Synthetic models are written as converters write them now: gate and up in one matrix.
   const bool fused = !split_gate && (up == nullptr || up->shape.size() < 2 || up->shape[1] == 2 * n_ff);
   FfnWeights ffn;

@@ -10,6 +10,11 @@ int32_t RankHead::outputs(int32_t n_embd) const {
   return n_embd;
 }
 
+int64_t head_rows(const WeightBinder& b, int64_t fallback) {
+  const GgufTensorInfo* info = b.file_tensor("cls.output.weight");
+  return info != nullptr && info->shape.size() >= 2 && info->shape[1] > 0 ? info->shape[1] : fallback;
+}
+
 RankHead bind_rank_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs) {
   const Presence presence = reranker ? Presence::kFeature : Presence::kOptional;
   RankHead head;

@@ -34,6 +34,10 @@ RankHead bind_score_head(WeightBinder& b, int64_t n_embd, bool reranker);
 // rows of "yes" and "no", as converters write it), required when `reranker`.
 RankHead bind_projection_head(WeightBinder& b, int64_t n_embd, bool reranker, int64_t n_outputs);
 
+// The rows of the file's cls.output.weight (a classifier has one per label: llama.cpp sizes it by
+// classifier.output_labels), or `fallback` without one (synthetic models, schema mode).
+int64_t head_rows(const WeightBinder& b, int64_t fallback);
+
 // hidden [n_embd, n_outputs] -> [outputs(), n_outputs].
 Tensor* build_rank_head(ForwardContext& fx, Tensor* hidden, const RankHead& head);
 

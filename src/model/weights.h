@@ -49,6 +49,11 @@ class WeightBinder {
   Mode mode() const { return mode_; }
   // The file bound against; nullptr in schema mode.
   const GgufFile* file() const { return file_; }
+  // The file's tensor of that name, for choosing a layout before binding; nullptr when the file
+  // has none or in schema mode.
+  const GgufTensorInfo* file_tensor(const std::string& name) const {
+    return file_ != nullptr ? file_->find_tensor(name) : nullptr;
+  }
 
   // Each returns the bound tensor (a placeholder in schema mode, or when the file lacks it in
   // check mode), or nullptr for an absent optional weight.

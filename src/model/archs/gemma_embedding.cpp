@@ -62,8 +62,7 @@ class GemmaEmbeddingModel final : public DecoderModel<GemmaEmbeddingHParams> {
     b.optional("output.weight", {n_embd, h.n_vocab});  // converters may write it; nothing reads it
     w.layers.resize(h.n_layer);
     // Q, K and V apart as converted, or fused when the file has attn_qkv.
-    const bool fused =
-        b.file() != nullptr && b.file()->find_tensor(format_name("blk.%d.attn_qkv.weight", 0)) != nullptr;
+    const bool fused = b.file_tensor(format_name("blk.%d.attn_qkv.weight", 0)) != nullptr;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);

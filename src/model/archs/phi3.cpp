@@ -32,7 +32,7 @@ class Phi3Model final : public DecoderModel<Phi3HParams> {
     rope_long = b.feature("rope_factors_long.weight", {pairs});
     rope_short = b.feature("rope_factors_short.weight", {pairs});
     // Files hold the fused Q/K/V matrix (synthetic models do too), or separate ones.
-    const bool fused = b.file() == nullptr || b.file()->find_tensor("blk.0.attn_qkv.weight") != nullptr;
+    const bool fused = b.file() == nullptr || b.file_tensor("blk.0.attn_qkv.weight") != nullptr;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, h.n_embd, Presence::kRequired);

@@ -51,12 +51,7 @@ class Qwen3Model final : public DecoderModel<Qwen3HParams> {
       l.ffn_norm = bind_norm(b, "blk.%d.ffn_norm", il, h.n_embd, Presence::kRequired);
       l.ffn = bind_ffn(b, il, h.n_embd, h.n_ff, {});
     }
-    int64_t labels = kRerankLabels;
-    if (const GgufTensorInfo* info =
-            b.file() != nullptr ? b.file()->find_tensor("cls.output.weight") : nullptr;
-        info != nullptr && info->shape.size() >= 2)
-      labels = info->shape[1];
-    rank_head = bind_projection_head(b, h.n_embd, h.reranker(), labels);
+    rank_head = bind_projection_head(b, h.n_embd, h.reranker(), head_rows(b, kRerankLabels));
   }
 
   RankHead rank_head;  // a reranker's
