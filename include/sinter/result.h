@@ -20,7 +20,8 @@ enum class ErrorCode {
   kUnsupported,      // well-formed but not something sinter can do (unknown architecture, type)
   kContextFull,      // the context cannot hold the request under the caller's policy
   kCancelled,        // the caller asked to stop
-  kBusy,             // a bounded queue is full
+  kBusy,             // a bounded queue or a shared budget is full now: try again later
+  kTooLarge,         // an input needs more than its limit allows (memory, counts): never fits
   kInternal,         // a bug in sinter: the message says which invariant broke
 };
 
@@ -42,9 +43,7 @@ class [[nodiscard]] Error {
   const std::string& message() const { return message_; }
 
   // The same error with "context: " in front, for callers that add where it happened.
-  Error with_context(const std::string& context) const {
-    return Error(code_, context + ": " + message_);
-  }
+  Error with_context(const std::string& context) const { return Error(code_, context + ": " + message_); }
 
  private:
   ErrorCode code_;
@@ -60,7 +59,7 @@ template <class T>
 class [[nodiscard]] Result {
  public:
   // Implicit on purpose: `return value;` and `return error;` both work in a Result function.
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT
   Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }
@@ -112,16 +111,16 @@ inline Status ok_status() { return Status(); }
 #define SINTER_CONCAT(a, b) SINTER_CONCAT_INNER(a, b)
 
 // Returns the error of a failed Result/Status from the enclosing function.
-#define SINTER_TRY(expr)                                       \
-  do {                                                         \
-    auto&& sinter_try_result_ = (expr);                        \
+#define SINTER_TRY(expr)                                                   \
+  do {                                                                     \
+    auto&& sinter_try_result_ = (expr);                                    \
     if (!sinter_try_result_) return std::move(sinter_try_result_).error(); \
   } while (0)
 
 // `SINTER_ASSIGN(auto x, f());` declares x from a successful Result or returns its error.
 // It expands to several statements: never use it as the body of an unbraced if/for.
 #define SINTER_ASSIGN(lhs, expr) SINTER_ASSIGN_IMPL(SINTER_CONCAT(sinter_assign_, __LINE__), lhs, expr)
-#define SINTER_ASSIGN_IMPL(tmp, lhs, expr)          \
-  auto tmp = (expr);                                \
-  if (!tmp) return std::move(tmp).error();          \
+#define SINTER_ASSIGN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                       \
+  if (!tmp) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()

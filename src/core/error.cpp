@@ -12,6 +12,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kContextFull: return "context full";
     case ErrorCode::kCancelled: return "cancelled";
     case ErrorCode::kBusy: return "busy";
+    case ErrorCode::kTooLarge: return "too large";
     case ErrorCode::kInternal: return "internal error";
   }
   return "unknown error";

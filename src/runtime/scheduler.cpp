@@ -153,8 +153,18 @@ void Scheduler::loop() {
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !idle(); });
       if (stopping_) break;
     }
-    admit();
-    step();
+    // An allocation that fails inside a pass (a huge request's vectors, a machine out of memory)
+    // ends the requests of that pass with an error; the scheduler and the server go on.
+    try {
+      admit();
+      step();
+    } catch (const std::exception& e) {
+      const Error error(ErrorCode::kInternal, concat("the pass failed: ", e.what()));
+      log_warn("scheduler", error.message());
+      for (auto& slot : slots_) {
+        if (slot->active()) finish(*slot, error);
+      }
+    }
   }
   // Shutting down: tell every waiting and running request.
   std::lock_guard<std::mutex> lock(mutex_);

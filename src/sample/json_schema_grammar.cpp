@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "sample/json_schema/converter.h"
 #include "sample/json_schema/primitives.h"
 
@@ -45,9 +46,8 @@ Result<std::string> json_schema_text_to_grammar(std::string_view schema_json,
   if (schema_json.size() > options.limits.max_schema_bytes)
     return make_error(ErrorCode::kUnsupported, "schema of ", schema_json.size(),
                       " bytes is above the limit of ", options.limits.max_schema_bytes);
-  nlohmann::ordered_json schema = nlohmann::ordered_json::parse(schema_json.begin(), schema_json.end(),
-                                                                nullptr, /*allow_exceptions=*/false);
-  if (schema.is_discarded()) return make_error(ErrorCode::kInvalidArgument, "schema is not valid JSON");
+  SINTER_ASSIGN(const nlohmann::ordered_json schema,
+                parse_json<nlohmann::ordered_json>(schema_json, "schema"));
   return json_schema_to_grammar(schema, options);
 }
 

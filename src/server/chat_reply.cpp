@@ -4,6 +4,7 @@
 #include <random>
 
 #include "chat/tools/tool_grammar.h"
+#include "core/json_parse.h"
 #include "sample/json_schema_grammar.h"
 
 namespace sinter::server {
@@ -191,8 +192,8 @@ Json openai_tool_call_deltas(const std::vector<ToolCallDelta>& deltas) {
 Json ollama_tool_calls(const std::vector<ToolCall>& calls) {
   Json out = Json::array();
   for (size_t i = 0; i < calls.size(); ++i) {
-    Json arguments = Json::parse(calls[i].arguments, nullptr, false);
-    if (arguments.is_discarded() || !arguments.is_object()) arguments = Json::object();
+    auto parsed = parse_json<Json>(calls[i].arguments);
+    Json arguments = parsed && parsed->is_object() ? std::move(parsed).value() : Json::object();
     out.push_back(Json{{"id", calls[i].id},
                        {"function", Json{{"index", i}, {"name", calls[i].name}, {"arguments", arguments}}}});
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/memory_budget.h"
 #include "memory/kv_pool.h"
 #include "runtime/embedding.h"
 #include "runtime/rerank.h"
@@ -120,6 +121,10 @@ Result<Embedded> embed_request(ServerState& state, const EmbedRequest& request, 
                       request.model, "' has ", shape.n_embd, "-dimensional embeddings");
   }
   if (request.inputs.empty()) return out;
+  // The answer holds a vector per input, each float a JSON number node and its text (some 48
+  // bytes): paid for before any is computed.
+  const size_t width = static_cast<size_t>(request.dimensions.value_or(shape.n_embd));
+  SINTER_TRY(charge_current_account(request.inputs.size() * width * 48));
   Context& context = *model.embedder;
   const auto limit = static_cast<size_t>(std::min({context.n_ctx(), context.n_batch(), shape.n_ctx_train}));
   std::vector<std::vector<TokenId>> inputs;

@@ -9,7 +9,9 @@ namespace sinter::server {
 namespace {
 
 // OpenAI takes at most this many inputs in one request.
-constexpr size_t kMaxOpenAiInputs = 2048;
+// Inputs of one embedding request (OpenAI's limit, applied to every route: each input is a
+// vector in the answer) and documents of one rerank request.
+constexpr size_t kMaxInputs = 2048;
 // A vector keeps at most this many values (`dimensions`); the model's width bounds it later.
 constexpr int64_t kMaxDimensions = 1 << 20;
 
@@ -60,6 +62,12 @@ Result<std::vector<int64_t>> token_list(const Json& ids, const std::string& fiel
   return tokens;
 }
 
+Status check_count(const char* field, size_t count) {
+  if (count <= kMaxInputs) return ok_status();
+  return make_error(ErrorCode::kInvalidArgument, field, " has ", count, " items, more than the limit of ",
+                    kMaxInputs);
+}
+
 Error input_type_error(const char* field, const char* expected, const Json& value) {
   return make_error(ErrorCode::kInvalidArgument, field, " must be ", expected, ", got ",
                     describe_json(value));
@@ -77,6 +85,7 @@ Result<EmbedRequest> parse_ollama_embed(const Json& body) {
       if (!input->get_ref<const std::string&>().empty())
         out.inputs.push_back({input->get<std::string>(), {}});
     } else if (input->is_array()) {
+      SINTER_TRY(check_count("input", input->size()));
       for (size_t i = 0; i < input->size(); ++i) {
         const Json& item = (*input)[i];
         if (!item.is_string()) {
@@ -126,10 +135,7 @@ Result<EmbedRequest> parse_openai_embeddings(const Json& body) {
       SINTER_ASSIGN(auto tokens, token_list(*input, "input"));
       out.inputs.push_back({std::nullopt, std::move(tokens)});
     } else {
-      if (input->size() > kMaxOpenAiInputs) {
-        return make_error(ErrorCode::kInvalidArgument, "input has ", input->size(),
-                          " items, more than the limit of ", kMaxOpenAiInputs);
-      }
+      SINTER_TRY(check_count("input", input->size()));
       for (size_t i = 0; i < input->size(); ++i) {
         const Json& item = (*input)[i];
         const std::string field = "input[" + std::to_string(i) + "]";
@@ -176,6 +182,7 @@ Result<RerankRequest> parse_rerank(const Json& body) {
   if (documents == nullptr || documents->empty()) {
     return make_error(ErrorCode::kInvalidArgument, "documents is required (a non-empty array of strings)");
   }
+  SINTER_TRY(check_count(name, documents->size()));
   for (size_t i = 0; i < documents->size(); ++i) {
     const Json& document = (*documents)[i];
     if (document.is_string()) {

@@ -45,9 +45,11 @@ Result<GenerationOptions> make_generation_options(const RequestedGeneration& req
   const RequestedGeneration requested = with_modelfile_params(request, model);
   GenerationOptions options;
   // Without a limit a request runs until end of generation or until its context is full; the
-  // server's limit bounds every request (with --overflow shift a context never fills).
+  // server's limit bounds every request (with --overflow shift a context never fills): the tokens
+  // of all its n choices together, so that n does not multiply what one request may take.
+  const int32_t choices = std::max(requested.n, 1);
   options.max_tokens = static_cast<int32_t>(std::min<int64_t>(
-      requested.max_tokens.value_or(model.context_per_sequence), std::max(limits.max_tokens, 1)));
+      requested.max_tokens.value_or(model.context_per_sequence), std::max(limits.max_tokens / choices, 1)));
   options.overflow = limits.overflow;
   options.keep = requested.keep.value_or(0);
   options.stop = requested.stop;

@@ -2,18 +2,15 @@
 
 #include <cmath>
 
+#include "core/json_parse.h"
+
 namespace sinter::server {
 
 Result<Json> parse_json_object(const std::string& body, bool empty_is_object) {
   if (body.empty() && empty_is_object) return Json::object();
   if (body.empty())
     return make_error(ErrorCode::kInvalidArgument, "the request body is empty (expected a JSON object)");
-  Json value;
-  try {
-    value = Json::parse(body);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
-    return make_error(ErrorCode::kInvalidArgument, "the request body is not valid JSON: ", e.what());
-  }
+  SINTER_ASSIGN(Json value, parse_json<Json>(body, "the request body"));
   if (!value.is_object()) {
     return make_error(ErrorCode::kInvalidArgument, "the request body must be a JSON object, got ",
                       describe_json(value));

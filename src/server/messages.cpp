@@ -1,5 +1,6 @@
 #include "server/messages.h"
 
+#include "core/json_parse.h"
 #include "server/json_fields.h"
 
 namespace sinter::server {
@@ -36,13 +37,14 @@ Status convert_tool_calls(nlohmann::ordered_json& message, const std::string& wh
     if (arguments.is_null()) {
       arguments = nlohmann::ordered_json::object();
     } else if (arguments.is_string()) {
-      auto parsed = nlohmann::ordered_json::parse(arguments.get<std::string>(), nullptr, false);
-      if (parsed.is_discarded()) {
+      auto parsed = parse_json<nlohmann::ordered_json>(arguments.get<std::string>(), "the arguments");
+      if (!parsed && parsed.error().code() != ErrorCode::kInvalidArgument) return std::move(parsed).error();
+      if (!parsed) {
         return make_error(ErrorCode::kInvalidArgument, call_where,
-                          ".function.arguments must be JSON text (an object), got ",
-                          describe_json(arguments));
+                          ".function.arguments must be JSON text (an object), got ", describe_json(arguments),
+                          " (", parsed.error().message(), ")");
       }
-      arguments = std::move(parsed);
+      arguments = std::move(parsed).value();
     }
   }
   return ok_status();

@@ -103,7 +103,7 @@ SchedulerMetrics ServerMetrics::absorb_locked(ServedModel& model, SchedulerMetri
   return snapshot;
 }
 
-std::string ServerMetrics::render(ModelManager& manager) {
+std::string ServerMetrics::render(ModelManager& manager, const MemoryPool* request_memory) {
   struct Gauges {
     std::string model;
     SchedulerMetrics now;
@@ -172,6 +172,20 @@ std::string ServerMetrics::render(ModelManager& manager) {
         [](const Gauges& g) { return g.now.cache_cells_used; });
   gauge("sinter_kv_cache_cells_free", "KV cache cells free.",
         [](const Gauges& g) { return g.now.cache_cells_total - g.now.cache_cells_used; });
+  if (request_memory != nullptr) {
+    header(out, "sinter_request_memory_bytes", "gauge",
+           "Memory requests hold now beyond the models (bodies, parsed JSON, templates, answers).");
+    sample(out, "sinter_request_memory_bytes", "", static_cast<double>(request_memory->used()));
+    header(out, "sinter_request_memory_limit_bytes", "gauge",
+           "The most requests may hold together (--request-memory).");
+    sample(out, "sinter_request_memory_limit_bytes", "", static_cast<double>(request_memory->capacity()));
+    header(out, "sinter_request_memory_peak_bytes", "gauge",
+           "The most requests held together since the start.");
+    sample(out, "sinter_request_memory_peak_bytes", "", static_cast<double>(request_memory->peak()));
+    header(out, "sinter_request_memory_refusals_total", "counter",
+           "Requests refused (503) because the request memory was in use.");
+    sample(out, "sinter_request_memory_refusals_total", "", static_cast<double>(request_memory->refusals()));
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "server/model_manager.h"
 
 namespace sinter::server {
@@ -38,7 +39,8 @@ class ServerMetrics {
   // Takes the scheduler's counters and latency samples into the server's totals.
   void absorb(ServedModel& model);
   // The Prometheus text exposition (version 0.0.4).
-  std::string render(ModelManager& manager);
+  // `request_memory`: the server's (core/memory_budget.h), or null.
+  std::string render(ModelManager& manager, const MemoryPool* request_memory = nullptr);
 
  private:
   struct ModelCounters {

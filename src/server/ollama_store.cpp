@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/json_parse.h"
 #include "core/log.h"
 #include "server/request_parameters.h"
 #include "server/sha256.h"
@@ -112,7 +113,9 @@ Json usable_params(const Json& params, const std::string& model) {
 }
 
 Result<std::vector<ModelfileMessage>> read_messages_layer(const std::string& text) {
-  const Json messages = Json::parse(text, nullptr, false);
+  auto parsed = parse_json<Json>(text, "the messages layer");
+  if (!parsed) return Error(ErrorCode::kFormat, parsed.error().message());
+  const Json& messages = *parsed;
   if (!messages.is_array()) return make_error(ErrorCode::kFormat, "the messages layer is not a JSON array");
   std::vector<ModelfileMessage> out;
   for (const Json& message : messages) {
@@ -161,7 +164,9 @@ Status read_layers(const std::string& dir, const Manifest& manifest, ModelFile& 
       modelfile.licenses.push_back(std::move(license));
     } else if (kind == "params") {
       SINTER_ASSIGN(const std::string text, read_text_layer(dir, layer));
-      const Json params = Json::parse(text, nullptr, false);
+      auto parsed = parse_json<Json>(text, "the params layer");
+      if (!parsed) return Error(ErrorCode::kFormat, parsed.error().message());
+      const Json& params = *parsed;
       if (!params.is_object()) return make_error(ErrorCode::kFormat, "the params layer is not a JSON object");
       modelfile.params = usable_params(params, model.name);
     } else if (kind == "messages") {
@@ -242,8 +247,9 @@ uint64_t Manifest::total_size() const {
 }
 
 Result<Manifest> parse_manifest(std::string_view text) {
-  const Json json = Json::parse(text, nullptr, false);
-  if (json.is_discarded()) return make_error(ErrorCode::kFormat, "the manifest is not valid JSON");
+  auto parsed = parse_json<Json>(text, "the manifest");
+  if (!parsed) return Error(ErrorCode::kFormat, parsed.error().message());
+  const Json& json = *parsed;
   if (!json.is_object()) return make_error(ErrorCode::kFormat, "the manifest is not a JSON object");
   const auto version = json.find("schemaVersion");
   if (version == json.end() || !version->is_number_integer() || version->get<int64_t>() != 2)
@@ -305,6 +311,8 @@ std::vector<ModelFile> OllamaStore::scan() {
   const fs::path root = fs::path(dir_) / "manifests";
   std::lock_guard<std::mutex> lock(mutex_);
   std::map<std::string, Cached> seen;
+  // Blobs arrive by a rename into DIR/blobs, which changes the folder's modification time.
+  const SystemTime blobs_modified = modification_time(fs::path(dir_) / "blobs");
   for (const std::string& host : subfolders(root)) {
     for (const std::string& ns : subfolders(root / host)) {
       for (const std::string& model_name : subfolders(root / host / ns)) {
@@ -319,11 +327,12 @@ std::vector<ModelFile> OllamaStore::scan() {
           Cached entry;
           entry.manifest_bytes = it->file_size(error);
           entry.manifest_modified = modification_time(it->path());
+          entry.blobs_modified = blobs_modified;
           const auto cached = cache_.find(path);
-          // A broken model is read again: its blob may have arrived since.
-          if (cached != cache_.end() && !cached->second.model.broken &&
-              cached->second.manifest_bytes == entry.manifest_bytes &&
-              cached->second.manifest_modified == entry.manifest_modified) {
+          // A broken model is read again only when a blob may have arrived since.
+          if (cached != cache_.end() && cached->second.manifest_bytes == entry.manifest_bytes &&
+              cached->second.manifest_modified == entry.manifest_modified &&
+              (!cached->second.model.broken || cached->second.blobs_modified == blobs_modified)) {
             entry.model = cached->second.model;
           } else {
             entry.model = read_ollama_model(dir_, *name);

@@ -82,7 +82,8 @@ Result<std::string> ollama_blob_path(const std::string& dir, std::string_view di
 ModelFile read_ollama_model(const std::string& dir, const OllamaName& name);
 
 // The models of a store, cached by manifest: a manifest whose size and modification time have
-// not changed is not read again (nor are its problems logged again). Thread-safe.
+// not changed is not read again (nor are its problems logged again); a broken one is read again
+// when the blobs folder changed (a blob it lacked may have arrived). Thread-safe.
 class OllamaStore {
  public:
   explicit OllamaStore(std::string dir) : dir_(std::move(dir)) {}
@@ -95,6 +96,7 @@ class OllamaStore {
   struct Cached {
     uint64_t manifest_bytes = 0;
     SystemTime manifest_modified;
+    SystemTime blobs_modified;  // of DIR/blobs when the manifest was read
     ModelFile model;
   };
   std::string dir_;

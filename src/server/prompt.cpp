@@ -84,9 +84,14 @@ Result<RenderedChat> render_messages(const ServedModel& model, const chat::Json&
   request.extra_context = options.extra_context;
   SINTER_TRY(chat::set_special_tokens(model.model->file().metadata(), &request));
   auto rendered = chat::render(chat_template, request);
-  // The template refused these messages (roles out of order, a raise_exception): the request's fault.
-  if (!rendered)
-    return make_error(ErrorCode::kInvalidArgument, "the chat template failed: ", rendered.error().message());
+  // The template refused these messages (roles out of order, a raise_exception): the request's
+  // fault; a render that the request's memory could not hold keeps its code (413, or 503).
+  if (!rendered) {
+    const ErrorCode code = rendered.error().code();
+    return make_error(
+        code == ErrorCode::kBusy || code == ErrorCode::kTooLarge ? code : ErrorCode::kInvalidArgument,
+        "the chat template failed: ", rendered.error().message());
+  }
   return RenderedChat{std::move(rendered).value(), chat_template.source};
 }
 

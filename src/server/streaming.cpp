@@ -38,6 +38,19 @@ void set_retry_after(http::Response& res, const Error& error) {
 }
 
 // The choices of one request, filled in as their events come.
+// What an event adds to an answer held until its end: the text and its logprob entries, each
+// entry also as the JSON tree of the answer (an object of nlohmann nodes, and a number node per
+// byte of its token: some 40 bytes a byte).
+size_t answer_bytes(const RequestEvent& event) {
+  size_t bytes = event.text.size();
+  const auto entry_bytes = [](const std::string& piece) { return 320 + 41 * piece.size(); };
+  for (const TokenLogprob& entry : event.logprobs) {
+    bytes += entry_bytes(entry.piece);
+    for (const TopLogprob& alternative : entry.top) bytes += entry_bytes(alternative.piece);
+  }
+  return bytes;
+}
+
 class Choices {
  public:
   explicit Choices(const GenerationJob& job) : completions_(static_cast<size_t>(std::max(job.choices, 1))) {
@@ -48,10 +61,13 @@ class Choices {
     remaining_ = completions_.size();
   }
 
-  void on_text(const RequestEvent& event) {
+  // Fails when the answer would pass the request's memory (core/memory_budget.h).
+  Status on_text(const RequestEvent& event) {
+    SINTER_TRY(charge_current_account(answer_bytes(event)));
     Completion& completion = at(event.choice);
     completion.text += event.text;
     completion.logprobs.insert(completion.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
+    return ok_status();
   }
 
   // A choice's final event: its completion filled in (all_done() tells whether it was the last).
@@ -107,7 +123,11 @@ class StreamingAnswer {
       }
       switch (event->kind) {
         case RequestEvent::Kind::kText:
-          choices_.on_text(*event);
+          if (Status kept = choices_.on_text(*event); !kept) {
+            stream_->cancel();
+            write(sink, job_.shape->stream_error(kept.error().message()));
+            return end();
+          }
           if (event->text.empty() && event->logprobs.empty()) break;
           if (!write(sink, job_.shape->stream_piece(event->choice, event->text, event->logprobs))) {
             return http::PumpResult::kAbandoned;
@@ -174,6 +194,7 @@ int http_status_for(ErrorCode code) {
     case ErrorCode::kContextFull:
     case ErrorCode::kUnsupported: return 400;
     case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kTooLarge: return 413;
     case ErrorCode::kBusy:
     case ErrorCode::kCancelled: return 503;
     default: return 500;
@@ -330,7 +351,11 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
     std::optional<RequestEvent> event = stream->pop(kPollInterval);
     if (!event) continue;
     if (event->kind == RequestEvent::Kind::kText) {
-      choices.on_text(*event);
+      if (Status kept = choices.on_text(*event); !kept) {
+        stream->cancel();
+        job.shape->error(res, kept.error());
+        return;
+      }
     } else if (event->kind == RequestEvent::Kind::kError) {
       stream->cancel();
       log_warn("server", job.lease->file.name, ": generation failed: ", event->text);

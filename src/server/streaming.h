@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "runtime/scheduler.h"
 #include "server/generation_request.h"
 #include "server/http/message.h"
@@ -31,6 +32,7 @@ struct ServerState {
   // A request still running this long after it arrived is cut (0: no limit).
   std::chrono::milliseconds request_timeout{0};
   std::atomic<bool> stopping{false};
+  MemoryPool* request_memory = nullptr;  // what requests hold, all together (core/memory_budget.h)
 };
 
 // The HTTP status for an error: invalid input and prompts over the context 400, unknown models

@@ -151,6 +151,19 @@ TEST(EmbedRequest, OpenAiErrors) {
   EXPECT_EQ(error_of(parse_openai_embeddings(too_many)), "input has 2049 items, more than the limit of 2048");
 }
 
+// Every input is a vector in the answer: Ollama's routes and rerank are bounded as OpenAI's is.
+TEST(EmbedRequest, InputCountsAreBoundedOnEveryRoute) {
+  Json inputs = Json::array();
+  for (int i = 0; i < 2049; ++i) inputs.push_back("x");
+  EXPECT_EQ(error_of(parse_ollama_embed({{"model", "m"}, {"input", inputs}})),
+            "input has 2049 items, more than the limit of 2048");
+  EXPECT_EQ(error_of(parse_rerank({{"model", "r"}, {"query", "q"}, {"documents", inputs}})),
+            "documents has 2049 items, more than the limit of 2048");
+  inputs.erase(inputs.begin());
+  EXPECT_TRUE(parse_ollama_embed({{"model", "m"}, {"input", inputs}}));
+  EXPECT_TRUE(parse_rerank({{"model", "r"}, {"query", "q"}, {"documents", inputs}}));
+}
+
 TEST(EmbedRequest, Rerank) {
   auto request = parse_rerank(parse(
       R"({"model": "r", "query": "q", "documents": ["a", {"text": "b"}], "top_n": 1, "return_documents": true})"));

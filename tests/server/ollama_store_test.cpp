@@ -2,7 +2,9 @@
 // model manager serving a store beside a folder of GGUF files (broken files left out).
 #include "server/ollama_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -182,6 +184,51 @@ TEST_F(Store, ScanListsEveryManifestByName) {
                                              "stories:latest", "stories:tiny"}));
   // A store without manifests (or no store at all) has no models.
   EXPECT_TRUE(OllamaStore(dir_ + "/nothing").scan().empty());
+}
+
+// A params layer nested 150,000 deep used to crash every scan (a recursive walk over it), after
+// every restart: it is refused while parsed, and the model is listed as broken with the reason.
+TEST_F(Store, DeeplyNestedLayersMakeABrokenModel) {
+  const std::string deep = std::string(150'000, '[') + std::string(150'000, ']');
+  store_->manifest("registry.ollama.ai/library/params/latest",
+                   Json::array({weights_, store_->layer("params", "{\"stop\": " + deep + "}")}));
+  store_->manifest("registry.ollama.ai/library/messages/latest",
+                   Json::array({weights_, store_->layer("messages", deep)}));
+  OllamaStore store(store_->dir());
+  const auto models = store.scan();
+  ASSERT_EQ(models.size(), 2u);
+  for (const ModelFile& model : models) {
+    ASSERT_TRUE(model.broken) << model.name;
+    EXPECT_NE(model.broken->find("nests deeper than 128 levels"), std::string::npos) << *model.broken;
+  }
+}
+
+// A broken manifest is not read again on every scan (200 of them made each /api/tags take
+// seconds): only when the blobs folder changed, since a blob it lacks may have arrived.
+TEST_F(Store, BrokenManifestsAreReadAgainOnlyWhenBlobsArrive) {
+  const std::string content = "late template";
+  Json late = store_->layer("template", "placeholder");
+  late["digest"] = "sha256:" + sha256_hex(content);
+  late["size"] = content.size();
+  store_->manifest("registry.ollama.ai/library/late/latest", Json::array({weights_, late}));
+  OllamaStore store(store_->dir());
+  ASSERT_EQ(store.scan().size(), 1u);
+  EXPECT_TRUE(store.scan().front().broken);
+  // The blob arrives, but the folder's time is put back: the cached verdict stands, so the
+  // manifest was not read again.
+  const std::string blobs = store_->dir() + "/blobs";
+  struct stat before {};
+  ASSERT_EQ(::stat(blobs.c_str(), &before), 0);
+  store_->layer("template", content);
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, blobs.c_str(), times, 0), 0);
+  EXPECT_TRUE(store.scan().front().broken);
+  // With the folder's time changed, it is read again and found whole.
+  const timespec later[2] = {{before.st_atim.tv_sec + 5, 0}, {before.st_mtim.tv_sec + 5, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, blobs.c_str(), later, 0), 0);
+  const auto models = store.scan();
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_FALSE(models.front().broken) << *models.front().broken;
 }
 
 // The manager serves the store beside a folder; names resolve as Ollama's do.

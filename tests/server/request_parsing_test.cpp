@@ -1,9 +1,9 @@
 // Request parsing without a server: durations, typed fields, sampling options of both APIs.
 #include <gtest/gtest.h>
 
+#include "sample/json_schema_grammar.h"
 #include "server/durations.h"
 #include "server/generation_request.h"
-#include "sample/json_schema_grammar.h"
 #include "server/json_fields.h"
 #include "server/structured_output.h"
 
@@ -82,6 +82,13 @@ TEST(JsonFields, BodiesAndDumps) {
   EXPECT_NE(
       parse_json_object(R"({"seed": 1e99999})").error().message().find("the request body is not valid JSON"),
       std::string::npos);
+  // Nesting is bounded in the parser (core/json_parse.h): an unused field 150,000 arrays deep used
+  // to crash the server in a later recursive walk (a copy, a dump, a template conversion).
+  const std::string deep = std::string(150'000, '[') + std::string(150'000, ']');
+  const auto nested = parse_json_object(
+      R"({"model": "m", "messages": [{"role": "user", "content": "hi", "x": )" + deep + "}]}");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().message(), "the request body nests deeper than 128 levels");
   // Generated text may hold bytes that are not UTF-8: they are replaced, never thrown on.
   EXPECT_EQ(dump_json(Json("a\xff"
                            "b")),

@@ -169,6 +169,25 @@ TEST(ToolMessages, OllamaCallsAndToolNames) {
   EXPECT_EQ((*read)[2]["reasoning_content"], "21 C is warm");
 }
 
+// OpenAI's arguments are JSON inside a string: parsed with the same depth bound as a body, so a
+// call nested 20,000 deep cannot reach the recursive conversion into template values.
+TEST(ToolMessages, ArgumentsInAStringAreDepthBounded) {
+  Json messages = Json::array();
+  messages.push_back(
+      {{"role", "assistant"},
+       {"tool_calls",
+        {{{"type", "function"},
+          {"function",
+           {{"name", "f"},
+            {"arguments", "{\"a\": " + std::string(20'000, '[') + std::string(20'000, ']') + "}"}}}}}}});
+  auto read = read_messages(messages, "messages");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message().find("messages[0].tool_calls[0].function.arguments must be JSON text"),
+            std::string::npos)
+      << read.error().message();
+  EXPECT_NE(read.error().message().find("nests deeper than 128 levels"), std::string::npos);
+}
+
 TEST(ToolMessages, MalformedCallsNameTheField) {
   auto bad_arguments = read_messages(Json::parse(R"([{"role": "assistant", "tool_calls": [{"type": "function",
       "function": {"name": "f", "arguments": "{not json"}}]}])"),

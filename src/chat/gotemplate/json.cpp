@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "chat/gotemplate/fmt.h"
+#include "core/json_parse.h"
 #include "core/utf8.h"
 
 namespace sinter::chat::gotemplate {
@@ -220,7 +221,10 @@ std::string stringer_text(const Value& v) {
   return "";
 }
 
-Value value_from_json(const nlohmann::ordered_json& json) {
+Value value_from_json(const nlohmann::ordered_json& json, int depth) {
+  // JSON from outside is no deeper than the parser admits (core/json_parse.h); anything deeper
+  // that reaches here is cut off rather than recursed into.
+  if (depth > kMaxJsonDepth) return Value();
   const BasicTypes& basic = basic_types();
   switch (json.type()) {
     case nlohmann::ordered_json::value_t::null:
@@ -236,14 +240,14 @@ Value value_from_json(const nlohmann::ordered_json& json) {
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       items.reserve(json.size());
-      for (const auto& item : json) items.push_back(Value::any(value_from_json(item)));
+      for (const auto& item : json) items.push_back(Value::any(value_from_json(item, depth + 1)));
       return Value::slice(&basic.slice_any, std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       MapEntries entries;
       entries.reserve(json.size());
       for (const auto& [key, item] : json.items())
-        entries.emplace_back(key, Value::any(value_from_json(item)));
+        entries.emplace_back(key, Value::any(value_from_json(item, depth + 1)));
       return Value::map(&basic.map_any, std::move(entries));
     }
   }

@@ -20,7 +20,8 @@ std::optional<std::string> go_json_marshal(const Value& v);
 // What the value's String() method returns (see Stringer).
 std::string stringer_text(const Value& v);
 
-// A decoded JSON value as Go's `any` holds it (null → invalid, i.e. a nil interface).
-Value value_from_json(const nlohmann::ordered_json& json);
+// A decoded JSON value as Go's `any` holds it (null → invalid, i.e. a nil interface). Values
+// nested deeper than kMaxJsonDepth (core/json_parse.h) become nil.
+Value value_from_json(const nlohmann::ordered_json& json, int depth = 0);
 
 }  // namespace sinter::chat::gotemplate

@@ -7,6 +7,7 @@
 #include "chat/jinja/operators.h"
 #include "chat/jinja/py_string.h"
 #include "chat/jinja/python_ops.h"
+#include "core/memory_budget.h"
 
 namespace sinter::chat::jinja {
 
@@ -81,10 +82,7 @@ Status Interpreter::check_size(size_t bytes) const {
 Status Interpreter::append_output(std::string* out, std::string_view text) {
   SINTER_TRY(check_size(out->size() + text.size()));
   // Output of nested macro calls and blocks is buffered at every level: count it all.
-  built_bytes_ += text.size();
-  if (built_bytes_ > options_.limits.max_built_bytes) {
-    return limit_error(concat("the render built more than ", options_.limits.max_built_bytes, " bytes"));
-  }
+  SINTER_TRY(count_built(text.size()));
   out->append(text);
   return ok_status();
 }
@@ -101,11 +99,17 @@ Status Interpreter::charge(const Value& built) {
     return ok_status();
   }
   SINTER_TRY(check_size(bytes));
+  return count_built(bytes);
+}
+
+Status Interpreter::count_built(size_t bytes) {
   built_bytes_ += bytes;
   if (built_bytes_ > options_.limits.max_built_bytes) {
     return limit_error(concat("the render built more than ", options_.limits.max_built_bytes, " bytes"));
   }
-  return ok_status();
+  // The request the render serves pays for what it builds: many renders at once stop at the
+  // server's budget, not at many times the limit of one.
+  return charge_current_account(bytes);
 }
 
 // --- statements -----------------------------------------------------------------------------

@@ -85,6 +85,9 @@ class Interpreter {
   Status check_size(size_t bytes) const;
   // Counts a value that was built against max_built_bytes, and checks its own size.
   Status charge(const Value& built);
+  // Adds bytes built to the render's total (max_built_bytes) and to the current request's
+  // memory account (core/memory_budget.h).
+  Status count_built(size_t bytes);
   // Objects that can hold references (namespaces) are cleared after the render, breaking cycles.
   void track(const ObjectPtr& object) { tracked_.push_back(object); }
   // Scopes that macros close over hold the macro itself: cleared after the render too.

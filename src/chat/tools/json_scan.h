@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_parse.h"
+
 namespace sinter::chat::tools {
 
 enum class ScanStatus {
@@ -21,9 +23,9 @@ struct ScanResult {
   size_t end;
 };
 
-// Nesting deeper than this is invalid (the scanner keeps its stack on the heap, so this bounds
-// memory, not recursion).
-constexpr size_t kMaxJsonDepth = 512;
+// Nesting deeper than JSON from outside may have (core/json_parse.h) is invalid, so that a call
+// the model wrote can come back in a request's messages (the scanner's own stack is on the heap).
+constexpr size_t kMaxJsonDepth = static_cast<size_t>(sinter::kMaxJsonDepth);
 
 bool is_json_space(char c);
 size_t skip_json_space(std::string_view text, size_t pos);
