@@ -2,6 +2,7 @@
 // and OpenAI-style APIs. It prints "sinter serve: listening on http://HOST:PORT" once it accepts
 // connections (with --port 0, the port the system chose) and stops cleanly on SIGINT or SIGTERM.
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -48,7 +49,18 @@ struct ServeArgs {
   size_t max_connections = 1024;
   size_t max_connections_per_client = 64;
   int32_t max_tokens = 32768;
+  size_t request_memory = 0;
+  std::string idle_timeout = "30s";
 };
+
+// Connections need a descriptor each: the soft limit goes up to the hard one (as Go's runtime
+// does), and the transport keeps its caps below what is left.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+}
 
 // A duration flag ("10s", "5m", "250ms", or seconds) of at least `least` (0: may be 0).
 Result<std::chrono::milliseconds> duration_flag(const std::string& flag, const std::string& text,
@@ -93,6 +105,7 @@ int serve(const ServeArgs& args) {
   http.max_tokens = args.max_tokens;
   http.max_connections = args.max_connections;
   http.max_connections_per_client = args.max_connections_per_client;
+  http.request_memory = args.request_memory;
   // Ollama's OLLAMA_ORIGINS is read when --cors-origins is not given, so a migrating user's
   // setting carries over.
   const char* ollama_origins = std::getenv("OLLAMA_ORIGINS");
@@ -103,6 +116,7 @@ int serve(const ServeArgs& args) {
       {"--header-timeout", {&args.header_timeout, &http.header_timeout}},
       {"--body-timeout", {&args.body_timeout, &http.body_timeout}},
       {"--request-timeout", {&args.request_timeout, &http.request_timeout}},
+      {"--idle-timeout", {&args.idle_timeout, &http.idle_timeout}},
   };
   for (const auto& [flag, fields] : durations) {
     const bool may_be_zero =
@@ -123,6 +137,7 @@ int serve(const ServeArgs& args) {
   // A client that closes its connection must not kill the server with SIGPIPE; SIGINT and SIGTERM
   // are taken by one thread (blocked here before any other thread starts, so all inherit it).
   std::signal(SIGPIPE, SIG_IGN);
+  raise_descriptor_limit();
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -213,6 +228,13 @@ CommandRun setup(CLI::App* app) {
   app->add_option("--max-tokens", args->max_tokens,
                   "tokens one request may generate at most, whatever it asks (num_predict, max_tokens)")
       ->check(CLI::Range(1, 1 << 24));
+  app->add_option("--request-memory", args->request_memory,
+                  "bytes all requests together may hold beyond the models (bodies, parsed JSON, templates, "
+                  "answers; more: 503); one request may hold 16 x --max-body (at least 256 MiB; more: 413) "
+                  "(0: a quarter of the available memory, 256 MiB to 2 GiB)")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+  app->add_option("--idle-timeout", args->idle_timeout,
+                  "how long a keep-alive connection may wait between requests (\"30s\")");
   return [args] { return serve(*args); };
 }
 

@@ -1,11 +1,15 @@
 #include "server/http_server.h"
 
+#include <malloc.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "core/log.h"
+#include "core/memory_budget.h"
+#include "core/memory_info.h"
 #include "server/api_routes.h"
 #include "server/cors.h"
 #include "server/http/router.h"
@@ -15,6 +19,8 @@
 
 namespace sinter::server {
 namespace {
+
+constexpr size_t kTrimAfterBytes = size_t{32} << 20;
 
 bool is_openai_path(const std::string& path) { return path.rfind("/v1/", 0) == 0; }
 
@@ -33,8 +39,22 @@ std::string request_id(const http::Request& request) {
 
 }  // namespace
 
+std::pair<size_t, size_t> request_memory_budgets(const HttpServerOptions& options) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  size_t total = options.request_memory;
+  if (total == 0) {
+    const auto available = available_memory();
+    total = std::clamp<size_t>(available ? available->bytes / 4 : 0, 256 * kMiB, 2048 * kMiB);
+  }
+  size_t per_request = options.request_memory_per_request;
+  if (per_request == 0) per_request = std::max(256 * kMiB, 16 * options.max_body_bytes);
+  return {total, std::min(per_request, total)};
+}
+
 struct HttpServer::Impl {
   HttpServerOptions options;
+  std::unique_ptr<MemoryPool> request_memory;
+  size_t request_memory_limit = 0;
   std::unique_ptr<ModelManager> models;
   ServerMetrics metrics;
   ServerState state;
@@ -61,6 +81,7 @@ struct HttpServer::Impl {
   }
   void add_routes();
   void handle(http::Request& request, http::Response& response);
+  void route(http::Request& request, http::Response& response);
   void error_answer(const http::Request& request, int status, const std::string& message,
                     http::Response& response) const;
 };
@@ -79,7 +100,8 @@ void HttpServer::Impl::add_routes() {
     }
   });
   router.add("GET", "/metrics", [this](http::Request&, http::Response& res) {
-    res.set_content(metrics.render(*models), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(metrics.render(*models, request_memory.get()),
+                    "text/plain; version=0.0.4; charset=utf-8");
   });
   add_ollama_routes(router, state);
   add_openai_routes(router, state);
@@ -99,6 +121,39 @@ void HttpServer::Impl::error_answer(const http::Request& request, int status, co
 
 void HttpServer::Impl::handle(http::Request& request, http::Response& response) {
   const std::string id = request_id(request);
+  // Everything the request holds from here on (its body first) is charged to its account; a
+  // streamed answer keeps the account until the stream ends.
+  // A request that held much gives it back to the system, not only to the allocator's free lists
+  // (where a burst of large requests would leave the server's resident size high for good).
+  auto account = std::shared_ptr<MemoryAccount>(new MemoryAccount(request_memory.get(), request_memory_limit),
+                                                [](MemoryAccount* done) {
+                                                  const bool large = done->peak() >= kTrimAfterBytes;
+                                                  delete done;
+                                                  if (large) malloc_trim(0);
+                                                });
+  const MemoryAccount::Scope scope(account.get());
+  if (Status admitted = account->charge(request.body.size() + request.target.size()); !admitted) {
+    error_answer(request, http_status_for(admitted.error().code()), admitted.error().message(), response);
+    if (admitted.error().code() == ErrorCode::kBusy) response.set_header("Retry-After", "1");
+    response.set_header("X-Request-Id", id);
+    return;
+  }
+  route(request, response);
+  if (response.stream) {
+    auto pump = std::move(response.stream->pump);
+    response.stream->pump = [account, pump = std::move(pump)](http::ChunkSink& sink) {
+      const MemoryAccount::Scope scope(account.get());
+      return pump(sink);
+    };
+    auto on_end = std::move(response.stream->on_end);
+    response.stream->on_end = [account, on_end = std::move(on_end)](bool completed) {
+      if (on_end) on_end(completed);
+    };
+  }
+  response.set_header("X-Request-Id", id);
+}
+
+void HttpServer::Impl::route(http::Request& request, http::Response& response) {
   const http::Router::Match match = router.find(request.method, request.path);
   const std::string* origin = request.header("Origin");
   if (origin != nullptr && !cors.allows(*origin)) {
@@ -120,7 +175,6 @@ void HttpServer::Impl::handle(http::Request& request, http::Response& response) 
   } else {
     error_answer(request, 404, concat("no route for ", request.method, " ", request.path), response);
   }
-  response.set_header("X-Request-Id", id);
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -137,6 +191,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   impl->state.limits.overflow = options.overflow;
   impl->state.limits.max_tokens = options.max_tokens;
   impl->state.request_timeout = options.request_timeout;
+  const auto [memory_total, memory_per_request] = request_memory_budgets(options);
+  impl->request_memory = std::make_unique<MemoryPool>(memory_total);
+  impl->request_memory_limit = memory_per_request;
+  impl->state.request_memory = impl->request_memory.get();
   ServerMetrics* metrics = &impl->metrics;
   impl->models->set_observer([metrics](ServedModel& model) { metrics->absorb(model); });
   impl->add_routes();
@@ -149,6 +207,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   transport.limits.max_headers = options.max_headers;
   transport.header_timeout = options.header_timeout;
   transport.body_timeout = options.body_timeout;
+  transport.idle_timeout = options.idle_timeout;
   transport.max_connections = options.max_connections;
   transport.max_connections_per_client = options.max_connections_per_client;
   Impl* server = impl.get();
@@ -193,6 +252,7 @@ void HttpServer::stop() {
     std::unique_lock<std::mutex> lock(impl.stop_mutex);
     impl.stop_changed.wait_for(lock, impl.options.shutdown_grace, [&impl] { return impl.finished; });
     impl.state.stopping.store(true);
+    impl.transport->cut();  // no more waiting on clients that do not read
   });
 }
 

@@ -21,6 +21,7 @@ struct HttpServerOptions {
   size_t max_headers = 100;                          // header fields (more: 431)
   std::chrono::milliseconds header_timeout{10'000};  // a request's headers (slower: 408)
   std::chrono::milliseconds body_timeout{60'000};    // a request's body (slower: 408)
+  std::chrono::milliseconds idle_timeout{30'000};    // a keep-alive connection between requests
   size_t max_connections = 1024;
   size_t max_connections_per_client = 64;
   std::vector<std::string> cors_origins;  // allowed beside the local ones (see cors.h)
@@ -30,7 +31,17 @@ struct HttpServerOptions {
   int32_t max_tokens = 32768;                        // generated tokens per request, at most
   // A generation still running this long after its request arrived is cut (0: never).
   std::chrono::milliseconds request_timeout{30 * 60 * 1000};
+  // Memory for what requests hold beyond the model and its cache (bodies, parsed JSON, rendered
+  // templates, collected answers), all requests together (0: a quarter of the memory available
+  // at start, between 256 MiB and 2 GiB) and one request alone (0: 16 x max_body_bytes, at least
+  // 256 MiB, at most the whole). Past the first a request gets 503 with Retry-After, past the
+  // second 413.
+  size_t request_memory = 0;
+  size_t request_memory_per_request = 0;
 };
+
+// The request memory budgets that `options` leave to be derived (see above).
+std::pair<size_t, size_t> request_memory_budgets(const HttpServerOptions& options);
 
 class HttpServer {
  public:

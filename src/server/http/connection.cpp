@@ -58,15 +58,19 @@ class StreamSink : public ChunkSink {
     } else {
       out += data;
     }
-    return connection_.send_all(out, Clock::now() + timeout_);
+    if (!connection_.send_or_keep(out)) return false;
+    // A client that reads slower than the stream is written holds the stream back, not memory.
+    return connection_.out.size() <= Connection::kStreamBacklog ||
+           connection_.flush_until(Connection::kStreamBacklog / 2, Clock::now() + timeout_);
   }
 
-  // The end of the body (the head too when nothing was written).
+  // The end of the body (the head too when nothing was written); the I/O thread sends what the
+  // socket does not take now.
   bool finish() {
     if (connection_.gone) return false;
     std::string out = take_head();
     if (chunked_) out += "0\r\n\r\n";
-    return out.empty() || connection_.send_all(out, Clock::now() + timeout_);
+    return out.empty() || connection_.send_or_keep(out);
   }
 
  private:
@@ -117,7 +121,11 @@ bool Connection::check_gone(bool may_probe) {
       }
     }
   }
-  if (input_closed && may_probe && !probed && !response_started) {
+  if (input_closed && !may_probe) {
+    gone = true;  // HTTP/1.0 has no interim answer to probe with: its client hung up
+    return true;
+  }
+  if (input_closed && !probed && !response_started) {
     probed = true;
     const ssize_t sent = ::send(fd, kProcessing.data(), kProcessing.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) gone = true;
@@ -125,20 +133,64 @@ bool Connection::check_gone(bool may_probe) {
   return gone;
 }
 
-bool Connection::send_all(std::string_view data, Clock::time_point until) {
-  while (!data.empty() && !gone) {
-    const ssize_t sent = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+// Sends from the front of `data` until the socket would block; the bytes sent, or -1 on failure.
+ssize_t send_some(int fd, std::string_view data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t sent = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent > 0) {
-      data.remove_prefix(static_cast<size_t>(sent));
+      done += static_cast<size_t>(sent);
+    } else if (sent < 0 && errno == EINTR) {
       continue;
+    } else if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      break;
+    } else {
+      return -1;
     }
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd poller{fd, POLLOUT, 0};
-      const int wait = milliseconds_until(until);
-      if (wait > 0 && ::poll(&poller, 1, wait) > 0 && (poller.revents & POLLOUT) != 0) continue;
+  }
+  return static_cast<ssize_t>(done);
+}
+
+bool Connection::send_or_keep(std::string_view data) {
+  if (gone) return false;
+  if (!out.empty()) {
+    out.append(data);
+    return flush_now();
+  }
+  const ssize_t sent = send_some(fd, data);
+  if (sent < 0) {
+    gone = true;
+    return false;
+  }
+  out.assign(data.substr(static_cast<size_t>(sent)));
+  return true;
+}
+
+bool Connection::flush_now() {
+  if (gone) return false;
+  if (out.empty()) return true;
+  const ssize_t sent = send_some(fd, out);
+  if (sent < 0) {
+    gone = true;
+    return false;
+  }
+  out.erase(0, static_cast<size_t>(sent));
+  return true;
+}
+
+bool Connection::flush_until(size_t keep, Clock::time_point until) {
+  // Waits in short slices, so that the end of the shutdown grace (`cut`) is seen soon.
+  constexpr int kSliceMs = 100;
+  while (!gone && out.size() > keep) {
+    if (!flush_now()) break;
+    if (out.size() <= keep) break;
+    const int wait = std::min(milliseconds_until(until), kSliceMs);
+    if (wait <= 0 || (cut != nullptr && cut->load())) {
+      gone = true;  // the client reads nothing within the write timeout, or the server stops
+      break;
     }
-    gone = true;  // an error, or the client does not read within the write timeout
+    pollfd poller{fd, POLLOUT, 0};
+    if (::poll(&poller, 1, wait) > 0 && (poller.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) gone = true;
   }
   return !gone;
 }
@@ -193,7 +245,7 @@ bool write_response(Connection& connection, const Request& request, Response& re
     std::string out = response_head(request, response, keep_alive, head_only);
     if (!head_only) out += response.body;
     connection.response_started = true;
-    return connection.send_all(out, Clock::now() + write_timeout) && keep_alive;
+    return connection.send_or_keep(out) && keep_alive;
   }
   StreamingBody& stream = *response.stream;
   if (request.minor_version == 0) keep_alive = false;  // the body ends with the connection
@@ -201,7 +253,8 @@ bool write_response(Connection& connection, const Request& request, Response& re
   PumpResult result = PumpResult::kMore;
   while (result == PumpResult::kMore) {
     result = stream.pump(sink);
-    if (result == PumpResult::kMore && connection.check_gone(may_probe)) result = PumpResult::kAbandoned;
+    if (result == PumpResult::kMore && (!connection.flush_now() || connection.check_gone(may_probe)))
+      result = PumpResult::kAbandoned;
   }
   const bool completed = result == PumpResult::kFinished && sink.finish();
   if (stream.on_end) stream.on_end(completed);

@@ -1,11 +1,13 @@
 #include "server/http/transport.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -104,8 +107,13 @@ struct Transport::Impl {
   int listen_fd = -1;
   int epoll_fd = -1;
   int wake_fd = -1;
+  // Kept open to be closed when accept() finds no descriptor left: the connection it then takes
+  // is answered 503 and closed, instead of staying in the backlog (where epoll reports it again
+  // and again) with its client waiting.
+  int reserve_fd = -1;
   int port = 0;
   std::atomic<bool> shutting_down{false};
+  std::atomic<bool> cutting{false};
   std::atomic<size_t> busy{0};
   size_t receiving_bytes = 0;  // bytes of requests being received (the I/O thread's)
 
@@ -113,31 +121,44 @@ struct Transport::Impl {
   std::unordered_map<int, std::unique_ptr<Connection>> connections;
   std::unordered_map<std::string, size_t> per_client;
   Clock::time_point last_sweep;
+  bool accept_paused = false;  // no descriptor to take a connection with: until the next sweep
+  Clock::time_point last_accept_warning;
+  size_t accept_failures = 0;  // since the last warning
 
-  // Connections that workers answered: whether each may serve another request.
+  // Connections that workers answered.
   std::mutex returned_mutex;
-  std::vector<std::pair<Connection*, bool>> returned;
+  std::vector<Connection*> returned;
 
-  // The workers: started as requests need them, kept for the next.
+  // The workers: started as requests need them up to max_workers, leaving after kWorkerIdle.
   std::mutex pool_mutex;
   std::condition_variable pool_wake;
+  std::condition_variable pool_empty;
   std::deque<Connection*> jobs;
-  std::vector<std::thread> workers;
+  size_t live_workers = 0;
   size_t idle_workers = 0;
   bool pool_stopping = false;
 
   ~Impl();
   void wake();
   void accept_all();
+  // Closes a connection of `peer` (any client when empty) that never sent a byte, else an idle
+  // keep-alive one, the oldest first; false when there is none.
+  bool make_room(const std::string& peer);
+  void warn_accept(int error);
   void refuse_connection(int fd, const std::string& peer, const std::string& message);
   void on_readable(Connection& connection);
+  void on_writable(Connection& connection);
   // Feeds bytes of a request; false when the connection was handed to a worker or closed.
   bool consume(Connection& connection, std::string_view data);
   void answer_error(Connection& connection, int status, const std::string& message);
   // Takes the connection's request out of the receiving total.
   void uncount(Connection& connection);
   void dispatch(Connection& connection);
+  bool start_worker();
   void take_returned();
+  // After an answer was sent: the next request (pipelined bytes, or wait for one), or close.
+  void next_request(Connection& connection);
+  void watch(Connection& connection, uint32_t events, int operation);
   void sweep();
   void close_connection(Connection& connection);
   void close_unanswered();
@@ -145,17 +166,24 @@ struct Transport::Impl {
   void serve(Connection& connection);
 };
 
+namespace {
+
+constexpr auto kWorkerIdle = std::chrono::seconds(30);
+constexpr auto kAcceptWarningInterval = std::chrono::seconds(10);
+
+}  // namespace
+
 Transport::Impl::~Impl() {
   {
-    std::lock_guard<std::mutex> lock(pool_mutex);
+    std::unique_lock<std::mutex> lock(pool_mutex);
     pool_stopping = true;
+    pool_wake.notify_all();
+    pool_empty.wait(lock, [this] { return live_workers == 0; });
   }
-  pool_wake.notify_all();
-  for (std::thread& worker : workers) worker.join();
   connections.clear();
-  if (listen_fd >= 0) ::close(listen_fd);
-  if (epoll_fd >= 0) ::close(epoll_fd);
-  if (wake_fd >= 0) ::close(wake_fd);
+  for (const int fd : {listen_fd, epoll_fd, wake_fd, reserve_fd}) {
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 void Transport::Impl::wake() {
@@ -163,41 +191,83 @@ void Transport::Impl::wake() {
   [[maybe_unused]] const ssize_t written = ::write(wake_fd, &one, sizeof(one));
 }
 
+void Transport::Impl::warn_accept(int error) {
+  ++accept_failures;
+  const auto now = Clock::now();
+  if (now - last_accept_warning < kAcceptWarningInterval) return;
+  log_warn("server", "accept: ", std::strerror(error), " (", accept_failures,
+           " times since the last warning; ", connections.size(), " connections open)");
+  last_accept_warning = now;
+  accept_failures = 0;
+}
+
 void Transport::Impl::accept_all() {
   for (;;) {
     sockaddr_storage address{};
     socklen_t length = sizeof(address);
-    const int fd =
+    int fd =
         ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log_warn("server", "accept: ", std::strerror(errno));
+      const int error = errno;
+      if (error == EINTR || error == ECONNABORTED) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) return;
+      warn_accept(error);
+      if ((error == EMFILE || error == ENFILE) && reserve_fd >= 0) {
+        ::close(reserve_fd);
+        reserve_fd = -1;
+        fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &length,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+          refuse_connection(fd, address_text(address), "the server has no file descriptors left; try again");
+        }
+        reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && reserve_fd >= 0) continue;
+      }
+      // Nothing to take a connection with: stop listening until the next sweep, not spin.
+      accept_paused = true;
+      epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
       return;
     }
     std::string peer = address_text(address);
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connections.size() >= options.max_connections) {
+    if (connections.size() >= options.max_connections && !make_room("")) {
       refuse_connection(fd, peer,
                         concat("the server has its limit of ", options.max_connections, " connections"));
       continue;
     }
-    size_t& from_client = per_client[peer];
-    if (from_client >= options.max_connections_per_client) {
+    if (per_client[peer] >= options.max_connections_per_client && !make_room(peer)) {
       refuse_connection(
           fd, peer,
           concat(peer, " has the limit of ", options.max_connections_per_client, " connections open"));
       continue;
     }
-    ++from_client;
+    ++per_client[peer];
     auto connection = std::make_unique<Connection>(fd, std::move(peer), options.limits);
-    connection->deadline = Clock::now() + options.idle_timeout;
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP;
-    event.data.fd = fd;
-    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
+    connection->cut = &cutting;
+    connection->opened = Clock::now();
+    // A connection's first request has the header deadline from the moment it opens: a socket
+    // that says nothing does not hold a place for long.
+    connection->deadline = connection->opened + options.header_timeout;
+    Connection& added = *connection;
     connections.emplace(fd, std::move(connection));
+    watch(added, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
   }
+}
+
+bool Transport::Impl::make_room(const std::string& peer) {
+  Connection* silent = nullptr;
+  Connection* idle = nullptr;
+  for (auto& [fd, connection] : connections) {
+    if (connection->phase != Connection::Phase::kIdle || (!peer.empty() && connection->peer != peer))
+      continue;
+    Connection*& oldest = connection->spoke ? idle : silent;
+    if (oldest == nullptr || connection->opened < oldest->opened) oldest = connection.get();
+  }
+  Connection* victim = silent != nullptr ? silent : idle;
+  if (victim == nullptr) return false;
+  close_connection(*victim);
+  return true;
 }
 
 void Transport::Impl::refuse_connection(int fd, const std::string& peer, const std::string& message) {
@@ -212,11 +282,19 @@ void Transport::Impl::refuse_connection(int fd, const std::string& peer, const s
   ::close(fd);
 }
 
+void Transport::Impl::watch(Connection& connection, uint32_t events, int operation) {
+  epoll_event event{};
+  event.events = events;
+  event.data.fd = connection.fd;
+  epoll_ctl(epoll_fd, operation, connection.fd, &event);
+}
+
 void Transport::Impl::on_readable(Connection& connection) {
   char buffer[64 * 1024];
   for (;;) {
     const ssize_t got = ::recv(connection.fd, buffer, sizeof(buffer), 0);
     if (got > 0) {
+      connection.spoke = true;
       if (connection.phase == Connection::Phase::kDraining) {
         connection.drained_bytes += static_cast<size_t>(got);
         if (connection.drained_bytes > kDrainLimit) return close_connection(connection);
@@ -235,6 +313,15 @@ void Transport::Impl::on_readable(Connection& connection) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) close_connection(connection);
     return;
   }
+}
+
+void Transport::Impl::on_writable(Connection& connection) {
+  if (!connection.flush_now()) return close_connection(connection);
+  if (!connection.out.empty()) {
+    connection.deadline = Clock::now() + options.write_timeout;  // it reads: more time
+    return;
+  }
+  next_request(connection);
 }
 
 bool Transport::Impl::consume(Connection& connection, std::string_view data) {
@@ -289,6 +376,7 @@ void Transport::Impl::answer_error(Connection& connection, int status, const std
   request.client_address = connection.peer;
   Response response;
   error_responder(request, status, message, response);
+  if (status == 503) response.set_header("Retry-After", "1");
   send_now(connection.fd, response_head(request, response, false, false) + response.body);
   observer(request, status);
   ::shutdown(connection.fd, SHUT_WR);
@@ -305,13 +393,35 @@ void Transport::Impl::dispatch(Connection& connection) {
   connection.probed = false;
   connection.gone = false;
   busy.fetch_add(1);
-  std::lock_guard<std::mutex> lock(pool_mutex);
-  jobs.push_back(&connection);
-  if (idle_workers < jobs.size()) {
-    workers.emplace_back([this] { worker_loop(); });
-  } else {
-    pool_wake.notify_one();
+  bool unserved = false;
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    jobs.push_back(&connection);
+    if (idle_workers >= jobs.size() || live_workers >= options.max_workers || start_worker()) {
+      pool_wake.notify_one();
+    } else if (live_workers == 0) {
+      // No worker could be started and none runs: nobody would ever take the job.
+      jobs.pop_back();
+      unserved = true;
+    }
   }
+  if (unserved) {
+    busy.fetch_sub(1);
+    answer_error(connection, 503, "the server cannot start a thread to answer the request now; try again");
+  }
+}
+
+// With pool_mutex held. A failed thread start (the system's limit of threads) is not fatal: the
+// job waits for a worker that runs.
+bool Transport::Impl::start_worker() {
+  try {
+    std::thread([this] { worker_loop(); }).detach();
+  } catch (const std::system_error& e) {
+    log_warn("server", "cannot start a worker thread (", live_workers, " running): ", e.what());
+    return false;
+  }
+  ++live_workers;
+  return true;
 }
 
 void Transport::Impl::worker_loop() {
@@ -320,9 +430,16 @@ void Transport::Impl::worker_loop() {
     {
       std::unique_lock<std::mutex> lock(pool_mutex);
       ++idle_workers;
-      pool_wake.wait(lock, [this] { return pool_stopping || !jobs.empty(); });
+      const bool woken =
+          pool_wake.wait_for(lock, kWorkerIdle, [this] { return pool_stopping || !jobs.empty(); });
       --idle_workers;
-      if (jobs.empty()) return;  // stopping
+      if (jobs.empty()) {
+        if (woken || pool_stopping || live_workers > 1) {  // stopping, or idle too long: leave
+          if (--live_workers == 0) pool_empty.notify_all();
+          return;
+        }
+        continue;  // the last worker stays
+      }
       connection = jobs.front();
       jobs.pop_front();
     }
@@ -336,57 +453,103 @@ void Transport::Impl::serve(Connection& connection) {
   const bool may_probe = request.minor_version >= 1;
   request.client_gone_check = [&connection, may_probe] { return connection.check_gone(may_probe); };
   Response response;
+  const auto fail = [&](int status, const std::string& message) {
+    log_warn("server", request.method, " ", request.path, ": ", message);
+    response = Response{};
+    error_responder(request, status, message, response);
+    if (status == 503) response.set_header("Retry-After", "1");
+  };
   try {
     handler(request, response);
+  } catch (const std::bad_alloc&) {
+    fail(503, "the server ran out of memory for this request; try again");
   } catch (const std::exception& e) {
-    log_warn("server", request.method, " ", request.path, ": internal error: ", e.what());
-    response = Response{};
-    error_responder(request, 500, concat("internal error: ", e.what()), response);
+    fail(500, concat("internal error: ", e.what()));
   }
-  bool keep_alive = wants_keep_alive(request) && !shutting_down.load() && !connection.input_closed;
-  keep_alive = write_response(connection, request, response, keep_alive, options.write_timeout);
-  if (connection.input_closed) keep_alive = false;
+  // Pipelined requests that came before the client's FIN are answered too.
+  const bool more = !connection.pending.empty();
+  bool keep_alive = wants_keep_alive(request) && !shutting_down.load() && (!connection.input_closed || more);
+  try {
+    keep_alive = write_response(connection, request, response, keep_alive, options.write_timeout);
+  } catch (const std::exception& e) {  // a stream's producer that failed, or no memory
+    log_warn("server", request.method, " ", request.path, ": the answer failed: ", e.what());
+    connection.gone = true;
+    keep_alive = false;
+  }
+  connection.keep_alive = keep_alive && !connection.gone;
   observer(request, response.status);
   {
     std::lock_guard<std::mutex> lock(returned_mutex);
-    returned.emplace_back(&connection, keep_alive);
+    returned.push_back(&connection);
   }
   wake();
 }
 
 void Transport::Impl::take_returned() {
-  std::vector<std::pair<Connection*, bool>> answered;
+  std::vector<Connection*> answered;
   {
     std::lock_guard<std::mutex> lock(returned_mutex);
     answered.swap(returned);
   }
-  for (auto [connection, keep_alive] : answered) {
+  for (Connection* connection : answered) {
     busy.fetch_sub(1);
-    if (!keep_alive || shutting_down.load()) {
+    if (connection->gone || cutting.load()) {
       close_connection(*connection);
-      continue;
-    }
-    connection->parser.reset();
-    connection->phase = Connection::Phase::kIdle;
-    connection->headers_seen = false;
-    connection->continue_sent = false;
-    connection->deadline = Clock::now() + options.idle_timeout;
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP;
-    event.data.fd = connection->fd;
-    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, connection->fd, &event);
-    if (!connection->pending.empty()) {
-      const std::string pipelined = std::move(connection->pending);
-      connection->pending.clear();
-      consume(*connection, pipelined);
+    } else if (!connection->out.empty()) {
+      // The rest of the answer goes out as the client reads it.
+      connection->phase = Connection::Phase::kWriting;
+      connection->deadline = Clock::now() + options.write_timeout;
+      // Not EPOLLRDHUP: a client that half-closed and reads slowly would wake the loop forever.
+      watch(*connection, EPOLLOUT, EPOLL_CTL_ADD);
+    } else {
+      next_request(*connection);
     }
   }
+}
+
+void Transport::Impl::next_request(Connection& connection) {
+  if (!connection.keep_alive || (shutting_down.load() && connection.pending.empty())) {
+    return close_connection(connection);
+  }
+  const bool was_watched = connection.phase == Connection::Phase::kWriting;
+  connection.parser.reset();
+  connection.phase = Connection::Phase::kIdle;
+  connection.headers_seen = false;
+  connection.continue_sent = false;
+  connection.deadline = Clock::now() + options.idle_timeout;
+  if (!connection.pending.empty()) {
+    const std::string pipelined = std::move(connection.pending);
+    connection.pending.clear();
+    if (was_watched) epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
+    if (!consume(connection, pipelined)) return;  // dispatched (or closed)
+    if (connection.phase == Connection::Phase::kDraining) {
+      watch(connection, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+      return;
+    }
+    if (connection.input_closed) {
+      // The client sent all it will: a request it did not finish gets the usual answer.
+      answer_error(connection, 400, "the connection closed before the request was complete");
+      return close_connection(connection);
+    }
+    watch(connection, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+    return;
+  }
+  if (connection.input_closed) return close_connection(connection);
+  watch(connection, EPOLLIN | EPOLLRDHUP, was_watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
 }
 
 void Transport::Impl::sweep() {
   const auto now = Clock::now();
   if (now - last_sweep < kSweepInterval) return;
   last_sweep = now;
+  if (accept_paused && listen_fd >= 0 && !shutting_down.load()) {
+    accept_paused = false;
+    if (reserve_fd < 0) reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = listen_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &event);
+  }
   std::vector<Connection*> expired;
   for (auto& [fd, connection] : connections) {
     if (connection->phase != Connection::Phase::kBusy && now >= connection->deadline) {
@@ -414,10 +577,15 @@ void Transport::Impl::close_connection(Connection& connection) {
   connections.erase(connection.fd);
 }
 
+// Shutting down: connections without an answer in progress close; answers being sent finish,
+// unless the grace is over (cut).
 void Transport::Impl::close_unanswered() {
   std::vector<Connection*> waiting;
   for (auto& [fd, connection] : connections) {
-    if (connection->phase != Connection::Phase::kBusy) waiting.push_back(connection.get());
+    const Connection::Phase phase = connection->phase;
+    if (phase != Connection::Phase::kBusy && (phase != Connection::Phase::kWriting || cutting.load())) {
+      waiting.push_back(connection.get());
+    }
   }
   for (Connection* connection : waiting) close_connection(*connection);
 }
@@ -432,6 +600,14 @@ Result<std::unique_ptr<Transport>> Transport::listen(const TransportOptions& opt
   impl->options = options;
   if (impl->options.max_receiving_bytes == 0)
     impl->options.max_receiving_bytes = 4 * options.limits.max_body_bytes;
+  // Connections within the descriptor limit: past it accept() fails before the cap is reached.
+  if (rlimit limit{}; getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const size_t descriptors =
+        limit.rlim_cur > kReservedDescriptors + 1 ? limit.rlim_cur - kReservedDescriptors : 1;
+    impl->options.max_connections = std::min(impl->options.max_connections, descriptors);
+  }
+  impl->options.max_workers = std::max<size_t>(impl->options.max_workers, 1);
+  impl->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   impl->handler = std::move(handler);
   impl->error_responder = std::move(error_responder);
   impl->observer = std::move(observer);
@@ -459,8 +635,15 @@ int Transport::port() const { return impl_->port; }
 
 size_t Transport::answering() const { return impl_->busy.load(); }
 
+size_t Transport::connection_cap() const { return impl_->options.max_connections; }
+
 void Transport::shutdown() {
   impl_->shutting_down.store(true);
+  impl_->wake();
+}
+
+void Transport::cut() {
+  impl_->cutting.store(true);
   impl_->wake();
 }
 
@@ -477,7 +660,7 @@ Status Transport::run() {
         impl.listen_fd = -1;
       }
       impl.close_unanswered();
-      if (impl.busy.load() == 0) break;
+      if (impl.busy.load() == 0 && impl.connections.empty()) break;
     }
     const int count = epoll_wait(impl.epoll_fd, events, 64, static_cast<int>(kSweepInterval.count()));
     if (count < 0 && errno != EINTR) {
@@ -490,9 +673,19 @@ Status Transport::run() {
       } else if (fd == impl.wake_fd) {
         uint64_t value = 0;
         [[maybe_unused]] const ssize_t got = ::read(impl.wake_fd, &value, sizeof(value));
-      } else if (auto it = impl.connections.find(fd);
-                 it != impl.connections.end() && it->second->phase != Connection::Phase::kBusy) {
-        impl.on_readable(*it->second);
+      } else if (auto it = impl.connections.find(fd); it != impl.connections.end()) {
+        Connection& connection = *it->second;
+        // An allocation that fails while reading (a request's buffer) costs that connection only.
+        try {
+          if (connection.phase == Connection::Phase::kWriting) {
+            impl.on_writable(connection);
+          } else if (connection.phase != Connection::Phase::kBusy) {
+            impl.on_readable(connection);
+          }
+        } catch (const std::bad_alloc&) {
+          log_warn("server", "out of memory reading from ", connection.peer, ": connection closed");
+          impl.close_connection(connection);
+        }
       }
     }
     impl.take_returned();

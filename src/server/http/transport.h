@@ -1,8 +1,12 @@
 // The HTTP/1.1 transport: one I/O thread reads every connection without blocking (epoll) until
-// it holds a whole request, then hands it to a worker; workers run the handler and write the
-// answer, and give keep-alive connections back. A slow client therefore holds a socket and a
-// buffer, never a worker: headers and bodies have deadlines (408), every limit of the request
-// parser applies (413, 414, 431), and connections are capped in all and per client address.
+// it holds a whole request, then hands it to a worker; workers run the handler and send what the
+// socket takes of the answer, and give the connection back; the I/O thread sends the rest as the
+// client reads it. A slow client therefore holds a socket and a buffer, never a worker (a stream
+// waits for its reader only once a backlog has built up): headers and bodies have deadlines
+// (408, from the moment a connection opens), every limit of the request parser applies (413, 414,
+// 431), and connections are capped in all and per client address, the caps within the process's
+// descriptor limit; at a cap, connections that never sent a byte, then idle ones, make room.
+// Workers are bounded and leave when idle; a worker that cannot be started is not fatal.
 #pragma once
 
 #include <chrono>
@@ -22,10 +26,12 @@ struct TransportOptions {
   ParserLimits limits;
   std::chrono::milliseconds header_timeout{10'000};  // first byte of a request -> end of its headers
   std::chrono::milliseconds body_timeout{60'000};    // end of the headers -> end of the body
-  std::chrono::milliseconds idle_timeout{120'000};   // a keep-alive connection without a request
-  std::chrono::milliseconds write_timeout{60'000};   // one write of an answer
+  std::chrono::milliseconds idle_timeout{30'000};    // a keep-alive connection between requests
+  std::chrono::milliseconds write_timeout{60'000};   // a client that reads none of its answer
+  // Capped by the process's descriptor limit (RLIMIT_NOFILE) less kReservedDescriptors.
   size_t max_connections = 1024;
   size_t max_connections_per_client = 64;  // per client IP address
+  size_t max_workers = 256;                // requests answered at once; more wait for a worker
   // Bytes of requests being received, all connections together (0: 4 x the body limit); a
   // request that would pass it gets 503, so many large bodies at once cannot exhaust memory.
   size_t max_receiving_bytes = 0;
@@ -52,6 +58,13 @@ class Transport {
   // Thread-safe: stops accepting, closes connections that are not being answered, and lets
   // run() return once the answers in progress have ended (their connections close after them).
   void shutdown();
+  // Thread-safe, after shutdown(): stops waiting on clients that do not read; answers still
+  // being sent are dropped, so run() returns as soon as the handlers have.
+  void cut();
+  // The most connections this transport keeps open (after the descriptor limit).
+  size_t connection_cap() const;
+  // Descriptors left to the rest of the process (model files, logs, pipes) below RLIMIT_NOFILE.
+  static constexpr size_t kReservedDescriptors = 64;
   // Requests being answered now.
   size_t answering() const;
 

@@ -257,6 +257,15 @@ std::string as_json_text(const std::string& text) {
   return Json::parse(Json(text).dump(-1, ' ', false, Json::error_handler_t::replace)).get<std::string>();
 }
 
+size_t peak_rss(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
 std::string synth_model(const std::string& dir, const std::string& name, const std::string& dims) {
   const std::string path = dir + "/" + name;
   const CommandResult result =

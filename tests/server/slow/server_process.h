@@ -91,6 +91,9 @@ bool eventually(Condition condition, std::chrono::seconds limit = std::chrono::s
 // generates them) become U+FFFD, as the server writes them.
 std::string as_json_text(const std::string& text);
 
+// Peak resident memory of a process, in bytes (VmHWM of /proc/PID/status).
+size_t peak_rss(pid_t pid);
+
 // A random-weight llama model (`sinter synth llama --dims DIMS`) written into `dir`.
 std::string synth_model(const std::string& dir, const std::string& name, const std::string& dims = "tiny");
 

@@ -88,16 +88,6 @@ std::string post(const std::string& path, const std::string& body, const std::st
          extra + "\r\n" + body;
 }
 
-// Peak resident memory of a process, in bytes (VmHWM).
-size_t peak_rss(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
 class Transport : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -251,6 +241,31 @@ TEST_F(Transport, ClientThatHangsUpIsCancelledAtOnce) {
                                          {"stream", false},
                                          {"options", {{"num_predict", 4}}}});
   EXPECT_EQ(next.status, 200) << next.body;
+}
+
+// An HTTP/1.0 client cannot be probed with an interim answer: its hang-up (end of input) used
+// to go unnoticed, and its generation ran on for nobody.
+TEST_F(Transport, Http10ClientThatHangsUpIsCancelled) {
+  auto server =
+      ServerProcess::start({"-m", stories_model(), "--parallel", "1", "-t", "1", "--overflow", "shift"});
+  ASSERT_NE(server, nullptr);
+  {
+    RawClient client(server->port());
+    const std::string body = R"({"model":"stories260K","prompt":"Once","stream":false,)"
+                             R"("options":{"num_predict":1000000}})";
+    client.send("POST /api/generate HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                body);
+    ASSERT_TRUE(eventually([&] {
+      return metric_value(http_get(*server, "/metrics").body,
+                          "sinter_active_sequences{model=\"stories260K\"}") == 1;
+    }));
+  }  // hangs up
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metric_value(http_get(*server, "/metrics").body,
+                            "sinter_requests_cancelled_total{model=\"stories260K\"}") == 1;
+      },
+      5s));
 }
 
 TEST_F(Transport, EndlessRequestsStopAtTheServerLimit) {
