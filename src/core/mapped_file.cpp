@@ -9,8 +9,16 @@
 #include <cstring>
 
 #include "core/atomic_file.h"
+#include "core/mapping_guard.h"
 
 namespace sinter {
+namespace {
+
+int64_t modified_ns(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -32,6 +40,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   auto file = std::shared_ptr<MappedFile>(new MappedFile());
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
+  file->identity_ = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                     static_cast<uint64_t>(st.st_size), modified_ns(st)};
   if (file->size_ > 0) {
     void* addr = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (addr == MAP_FAILED) {
@@ -41,6 +51,7 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
     }
     file->data_ = static_cast<const uint8_t*>(addr);
     file->mapped_ = true;
+    file->guard_ = guard_mapping(addr, file->size_, &file->damaged_);
   }
   ::close(fd);  // the mapping keeps the file alive
   return file;
@@ -72,8 +83,18 @@ void MappedFile::release_pages(const void* begin, size_t bytes) const {
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
+bool MappedFile::changed_on_disk() const {
+  if (!mapped_) return false;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return true;  // gone
+  return !(identity_ == Identity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                                 static_cast<uint64_t>(st.st_size), modified_ns(st)});
+}
+
 MappedFile::~MappedFile() {
-  if (mapped_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (!mapped_) return;
+  unguard_mapping(guard_);
+  munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {

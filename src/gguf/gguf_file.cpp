@@ -2,6 +2,7 @@
 // convention of shards.
 #include "gguf/gguf_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
@@ -172,6 +173,15 @@ std::string gguf_shard_path(const std::string& first_shard_path, uint32_t index,
   const auto name = gguf_parse_split_path(first_shard_path);
   if (!name || name->index != 0 || name->count != count || index >= count) return {};
   return gguf_split_path(name->prefix, index, count);
+}
+
+bool GgufFile::damaged() const {
+  return std::any_of(shards_.begin(), shards_.end(), [](const auto& shard) { return shard->damaged(); });
+}
+
+bool GgufFile::changed_on_disk() const {
+  return std::any_of(shards_.begin(), shards_.end(),
+                     [](const auto& shard) { return shard->changed_on_disk(); });
 }
 
 }  // namespace sinter

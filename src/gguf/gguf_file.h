@@ -63,6 +63,10 @@ class GgufFile {
   size_t shard_count() const { return shards_.size(); }
   const std::string& path() const;  // the first shard's; empty for a default-constructed file
   uint64_t file_bytes() const;      // all shards
+  // A read met a truncated part of a shard (its bytes read as zeros): see core/mapped_file.h.
+  bool damaged() const;
+  // A shard at its path is no longer the file mapped, or was modified.
+  bool changed_on_disk() const;
 
  private:
   // Adds a parsed file's tensors (and, for the first, its metadata); tensor names must be new.

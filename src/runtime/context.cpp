@@ -215,6 +215,12 @@ Status Context::decode(std::span<const BatchEntry> batch) {
     SINTER_TRY(run_pass(pass, out));
     for (const auto& entry : pass) out += entry.want_logits ? width : 0;
   }
+  // Weights read from a truncated file came back as zeros (core/mapping_guard.h): the logits
+  // are worthless, and so is every later pass over this mapping.
+  if (model_->file().damaged()) {
+    return make_error(ErrorCode::kIo, "the model file ", model_->path(),
+                      " was truncated while in use (was it replaced?); it must be loaded again");
+  }
   output_count_ = outputs;
   return ok_status();
 }

@@ -423,11 +423,22 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
     const int32_t train = candidate.served->model->model().shape().n_ctx_train;
     return resolve_context(options_, train, context) != candidate.served->context_resolved;
   };
+  // A file replaced, modified or truncated under the loaded model (core/mapped_file.h) is loaded
+  // again the same way: the old mapping still reads the old bytes, or zeros where they are gone.
+  const auto needs_reload = [&](const Entry& candidate) {
+    if (!candidate.served) return false;
+    const GgufFile& mapped = candidate.served->model->file();
+    if (mapped.damaged() || mapped.changed_on_disk()) {
+      log_info("server", candidate.file.name, ": the file changed on disk; loading it again");
+      return true;
+    }
+    return needs_other_context(candidate);
+  };
   for (;;) {
     changed_.wait(lock, [&] {
       const auto it = entries_.find(key);
       return stopping_ || it == entries_.end() ||
-             (!it->second.loading && (it->second.leases == 0 || !needs_other_context(it->second)));
+             (!it->second.loading && (it->second.leases == 0 || !needs_reload(it->second)));
     });
     if (stopping_) return make_error(ErrorCode::kCancelled, "the server is shutting down");
     const auto it = entries_.find(key);
@@ -436,7 +447,7 @@ Result<ModelLease> ModelManager::acquire(std::string_view name, const AcquireOpt
     // A rescan while this request waited may have found the file broken.
     if (entry->file.broken && !entry->served) return broken_model_error(name, entry->file);
     std::shared_ptr<ServedModel> stale;
-    if (needs_other_context(*entry)) stale = std::move(entry->served);
+    if (needs_reload(*entry)) stale = std::move(entry->served);
     if (entry->served) break;
     entry->loading = true;
     const ModelFile file = entry->file;

@@ -64,5 +64,45 @@ TEST(MappedFile, ReleasedPagesReadBackUnchanged) {
   EXPECT_EQ(std::vector<uint8_t>(copy->data(), copy->data() + size), expected);
 }
 
+// A file truncated under its mapping (a new model copied over the loaded one): reading the part
+// that is gone gives zeros and marks the mapping damaged, where it used to kill the process with
+// SIGBUS.
+TEST(MappedFile, TruncatedFileReadsZerosAndIsDamaged) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const std::vector<uint8_t> expected = pattern(8 * page);
+  const std::string path = testing::scratch_dir() + "/truncated.bin";
+  ASSERT_TRUE(write_file_atomically(path, expected));
+  auto file = MappedFile::open(path);
+  ASSERT_TRUE(file) << file.error().message();
+  const MappedFile& mapped = **file;
+  EXPECT_FALSE(mapped.damaged());
+  EXPECT_FALSE(mapped.changed_on_disk());
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(page)), 0);
+  EXPECT_TRUE(mapped.changed_on_disk());
+  // The first page is still in the file; the rest is gone.
+  EXPECT_EQ(mapped.data()[page - 1], expected[page - 1]);
+  EXPECT_FALSE(mapped.damaged());
+  uint64_t sum = 0;
+  for (size_t i = page; i < 8 * page; ++i) sum += mapped.data()[i];
+  EXPECT_EQ(sum, 0u);
+  EXPECT_TRUE(mapped.damaged());
+}
+
+// A file replaced by a rename (another inode) or rewritten in place is a change; the mapping
+// itself still reads the old bytes.
+TEST(MappedFile, ReplacedFileIsAChangeOnDisk) {
+  const std::string path = testing::scratch_dir() + "/replaced.bin";
+  ASSERT_TRUE(write_file_atomically(path, pattern(1000)));
+  auto file = MappedFile::open(path);
+  ASSERT_TRUE(file);
+  EXPECT_FALSE((*file)->changed_on_disk());
+  ASSERT_TRUE(write_file_atomically(path, pattern(1000)));
+  EXPECT_TRUE((*file)->changed_on_disk());
+  EXPECT_EQ(std::vector<uint8_t>((*file)->data(), (*file)->data() + 1000), pattern(1000));
+  EXPECT_FALSE((*file)->damaged());
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  EXPECT_TRUE((*file)->changed_on_disk());
+}
+
 }  // namespace
 }  // namespace sinter
