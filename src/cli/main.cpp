@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <map>
 
@@ -25,6 +26,9 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace sinter::cli;
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the command reports and
+  // after which its temporary file is removed, instead of the signal killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"sinter: run large language models from GGUF files"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sinter 0.1.0");

@@ -1,18 +1,52 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 namespace sinter {
+namespace {
+
+constexpr std::string_view kTempMarker = ".tmp-";
+// A temporary younger than this may belong to a writer that has not locked it yet.
+constexpr auto kStaleAge = std::chrono::seconds(10);
+
+// Removes the temporaries of `path` that earlier writers left when they were killed (SIGKILL, a
+// file-size limit): every writer holds a lock on its temporary while it lives, so one that can
+// be locked, and is not brand new, has no writer.
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + std::string(kTempMarker);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::error_code stat_error;
+    if (!it->is_regular_file(stat_error) || now - it->last_write_time(stat_error) < kStaleAge || stat_error)
+      continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(it->path().c_str());
+    ::close(fd);
+  }
+}
+
+}  // namespace
 
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
-  std::string temp = path + ".tmp-XXXXXX";
+  remove_stale_temporaries(path);
+  std::string temp = path + std::string(kTempMarker) + "XXXXXX";
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
   const int fd = mkstemp(name.data());
@@ -20,6 +54,7 @@ Result<AtomicFile> AtomicFile::create(const std::string& path) {
     return make_error(ErrorCode::kIo, "cannot create a temporary file beside ", path, ": ",
                       std::strerror(errno));
   }
+  flock(fd, LOCK_EX);  // for as long as this writer lives (see remove_stale_temporaries)
   fchmod(fd, 0644);
   return AtomicFile(path, std::string(name.data()), fd);
 }

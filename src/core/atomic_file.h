@@ -1,6 +1,8 @@
 // A file that appears under its name only when complete: writes go to a temporary file in the
 // same folder, and commit() flushes it and renames it into place. Destroyed without commit(),
 // the temporary is removed and the target is untouched: a crash never leaves a half-written file.
+// A writer killed outright (SIGKILL) leaves its temporary, locked while it lived: the next
+// create() for the same path removes it.
 #pragma once
 
 #include <cstddef>

@@ -120,6 +120,13 @@ bool HParams::check_read(const std::string& key, const T& value) {
                                "; it must be a finite number"));
       return false;
     }
+    // A norm's epsilon is added to a variance before its square root: below zero it turns the
+    // norms of small activations into NaN.
+    if (key.find("epsilon") != std::string::npos && value < 0) {
+      errors_.push_back(concat("metadata key '", key, "' is ", render(static_cast<float>(value)),
+                               "; an epsilon must not be negative"));
+      return false;
+    }
   }
   return true;
 }

@@ -150,6 +150,23 @@ TEST(HParamsLimits, FloatKeysMustBeFinite) {
   EXPECT_NE(load_error(path).find("finite"), std::string::npos);
 }
 
+// A negative epsilon turns the norm of small activations into NaN: refused at load, for the
+// RMS norm's and LayerNorm's keys alike; zero is allowed.
+TEST(HParamsLimits, NormEpsilonMustNotBeNegative) {
+  const std::string dir = testing::scratch_dir();
+  const std::string base = tiny_llama(dir);
+  const std::string negative = rewrite(base, dir + "/eps.gguf", [](Metadata& m) {
+    m.set("llama.attention.layer_norm_rms_epsilon", GgufValue::of_f32(-1e-5f));
+  });
+  const std::string error = load_error(negative);
+  EXPECT_NE(error.find("llama.attention.layer_norm_rms_epsilon"), std::string::npos) << error;
+  EXPECT_NE(error.find("must not be negative"), std::string::npos) << error;
+  const std::string zero = rewrite(base, dir + "/eps0.gguf", [](Metadata& m) {
+    m.set("llama.attention.layer_norm_rms_epsilon", GgufValue::of_f32(0.0f));
+  });
+  EXPECT_EQ(load_error(zero), "");
+}
+
 // The seeds of fuzz/gguf_fuzz.cpp made for these checks (tests/gguf/fuzz_corpus_test.cpp): the
 // complete one loads, each copy whose counts or values are wrong is a short error.
 TEST(HParamsLimits, FuzzSeedsOfBadHyperParametersAreRejected) {
