@@ -207,7 +207,9 @@ TEST(TransportUnit, SilentConnectionsMeetTheHeaderDeadlineAndMakeRoom) {
   Served served([](Request&, Response& response) { response.set_content("ok", "text/plain"); }, options);
   std::vector<std::unique_ptr<Client>> silent;
   for (int i = 0; i < 3; ++i) silent.push_back(std::make_unique<Client>(served.port()));
-  std::this_thread::sleep_for(50ms);
+  // Silent for half the header deadline: they may make room (a connection just opened may not,
+  // its first bytes may not have been read yet).
+  std::this_thread::sleep_for(250ms);
   Client speaker(served.port());
   ASSERT_TRUE(speaker.send(kGet));
   EXPECT_NE(speaker.read(2s, "ok").find("200 OK"), std::string::npos);

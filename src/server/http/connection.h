@@ -53,7 +53,7 @@ struct Connection {
   std::string pending;  // bytes after a complete request (pipelining), fed when it is answered
   Phase phase = Phase::kIdle;
   Clock::time_point deadline;
-  Clock::time_point opened;
+  Clock::time_point idle_since;  // when it opened or last finished an answer
   bool spoke = false;  // a byte of a request ever arrived (a silent connection is closed first at a cap)
   bool headers_seen = false;  // the deadline is the body's
   bool continue_sent = false;

@@ -125,9 +125,10 @@ struct Transport::Impl {
   Clock::time_point last_accept_warning;
   size_t accept_failures = 0;  // since the last warning
 
-  // Connections that workers answered.
+  // Connections that workers answered, and sockets given by adopt().
   std::mutex returned_mutex;
   std::vector<Connection*> returned;
+  std::vector<std::pair<int, std::string>> adopted;
 
   // The workers: started as requests need them up to max_workers, leaving after kWorkerIdle.
   std::mutex pool_mutex;
@@ -141,6 +142,8 @@ struct Transport::Impl {
   ~Impl();
   void wake();
   void accept_all();
+  // Takes a new connection's socket under the caps (or refuses it).
+  void add_connection(int fd, std::string peer);
   // Closes a connection of `peer` (any client when empty) that never sent a byte, else an idle
   // keep-alive one, the oldest first; false when there is none.
   bool make_room(const std::string& peer);
@@ -169,6 +172,9 @@ struct Transport::Impl {
 namespace {
 
 constexpr auto kWorkerIdle = std::chrono::seconds(30);
+// At a connection cap, a connection idle for this long (or half the header deadline, if less)
+// may be closed to make room.
+constexpr auto kEvictableAfter = std::chrono::seconds(1);
 constexpr auto kAcceptWarningInterval = std::chrono::seconds(10);
 
 }  // namespace
@@ -228,41 +234,49 @@ void Transport::Impl::accept_all() {
       epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
       return;
     }
-    std::string peer = address_text(address);
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connections.size() >= options.max_connections && !make_room("")) {
-      refuse_connection(fd, peer,
-                        concat("the server has its limit of ", options.max_connections, " connections"));
-      continue;
-    }
-    if (per_client[peer] >= options.max_connections_per_client && !make_room(peer)) {
-      refuse_connection(
-          fd, peer,
-          concat(peer, " has the limit of ", options.max_connections_per_client, " connections open"));
-      continue;
-    }
-    ++per_client[peer];
-    auto connection = std::make_unique<Connection>(fd, std::move(peer), options.limits);
-    connection->cut = &cutting;
-    connection->opened = Clock::now();
-    // A connection's first request has the header deadline from the moment it opens: a socket
-    // that says nothing does not hold a place for long.
-    connection->deadline = connection->opened + options.header_timeout;
-    Connection& added = *connection;
-    connections.emplace(fd, std::move(connection));
-    watch(added, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+    add_connection(fd, address_text(address));
   }
 }
 
+void Transport::Impl::add_connection(int fd, std::string peer) {
+  if (connections.size() >= options.max_connections && !make_room("")) {
+    refuse_connection(fd, peer,
+                      concat("the server has its limit of ", options.max_connections, " connections"));
+    return;
+  }
+  if (per_client[peer] >= options.max_connections_per_client && !make_room(peer)) {
+    refuse_connection(
+        fd, peer,
+        concat(peer, " has the limit of ", options.max_connections_per_client, " connections open"));
+    return;
+  }
+  ++per_client[peer];
+  auto connection = std::make_unique<Connection>(fd, std::move(peer), options.limits);
+  connection->cut = &cutting;
+  connection->idle_since = Clock::now();
+  // A connection's first request has the header deadline from the moment it opens: a socket
+  // that says nothing does not hold a place for long.
+  connection->deadline = connection->idle_since + options.header_timeout;
+  Connection& added = *connection;
+  connections.emplace(fd, std::move(connection));
+  watch(added, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+}
+
 bool Transport::Impl::make_room(const std::string& peer) {
+  // Only connections idle for a while: in a burst, a connection whose first bytes the loop has not
+  // read yet is not silent.
+  const auto idle_before =
+      Clock::now() - std::min<Clock::duration>(kEvictableAfter, options.header_timeout / 2);
   Connection* silent = nullptr;
   Connection* idle = nullptr;
   for (auto& [fd, connection] : connections) {
-    if (connection->phase != Connection::Phase::kIdle || (!peer.empty() && connection->peer != peer))
+    if (connection->phase != Connection::Phase::kIdle || (!peer.empty() && connection->peer != peer) ||
+        connection->idle_since > idle_before)
       continue;
     Connection*& oldest = connection->spoke ? idle : silent;
-    if (oldest == nullptr || connection->opened < oldest->opened) oldest = connection.get();
+    if (oldest == nullptr || connection->idle_since < oldest->idle_since) oldest = connection.get();
   }
   Connection* victim = silent != nullptr ? silent : idle;
   if (victim == nullptr) return false;
@@ -487,9 +501,18 @@ void Transport::Impl::serve(Connection& connection) {
 
 void Transport::Impl::take_returned() {
   std::vector<Connection*> answered;
+  std::vector<std::pair<int, std::string>> sockets;
   {
     std::lock_guard<std::mutex> lock(returned_mutex);
     answered.swap(returned);
+    sockets.swap(adopted);
+  }
+  for (auto& [fd, peer] : sockets) {
+    if (shutting_down.load()) {
+      ::close(fd);
+    } else {
+      add_connection(fd, std::move(peer));
+    }
   }
   for (Connection* connection : answered) {
     busy.fetch_sub(1);
@@ -516,7 +539,8 @@ void Transport::Impl::next_request(Connection& connection) {
   connection.phase = Connection::Phase::kIdle;
   connection.headers_seen = false;
   connection.continue_sent = false;
-  connection.deadline = Clock::now() + options.idle_timeout;
+  connection.idle_since = Clock::now();
+  connection.deadline = connection.idle_since + options.idle_timeout;
   if (!connection.pending.empty()) {
     const std::string pipelined = std::move(connection.pending);
     connection.pending.clear();
@@ -639,6 +663,14 @@ size_t Transport::connection_cap() const { return impl_->options.max_connections
 
 void Transport::shutdown() {
   impl_->shutting_down.store(true);
+  impl_->wake();
+}
+
+void Transport::adopt(int fd, std::string peer) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->returned_mutex);
+    impl_->adopted.emplace_back(fd, std::move(peer));
+  }
   impl_->wake();
 }
 

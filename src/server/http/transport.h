@@ -61,6 +61,9 @@ class Transport {
   // Thread-safe, after shutdown(): stops waiting on clients that do not read; answers still
   // being sent are dropped, so run() returns as soon as the handlers have.
   void cut();
+  // Thread-safe: serves a socket that is already connected (an end of a socketpair, in the
+  // transport's fuzz target) as a connection accepted from `peer`; the transport owns it.
+  void adopt(int fd, std::string peer);
   // The most connections this transport keeps open (after the descriptor limit).
   size_t connection_cap() const;
   // Descriptors left to the rest of the process (model files, logs, pipes) below RLIMIT_NOFILE.
