@@ -4,33 +4,11 @@
 #include <cctype>
 #include <cstring>
 
+#include "server/http/syntax.h"
 #include "sinter/result.h"
 
 namespace sinter::server::http {
 namespace {
-
-bool is_token_char(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != 0;
-}
-
-bool is_token(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return is_token_char(c); });
-}
-
-std::string_view trim_whitespace(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // A decimal Content-Length; false when it is not one or does not fit.
 bool parse_length(std::string_view text, size_t& out) {
@@ -244,8 +222,8 @@ void RequestParser::on_header_line(bool trailer) {
   const std::string_view name(line.data(), colon);
   if (!is_token(name)) return fail(400, "malformed header name");
   const std::string_view value = trim_whitespace(std::string_view(line).substr(colon + 1));
-  if (value.find_first_of(std::string_view("\0\r", 2)) != std::string_view::npos) {
-    return fail(400, "a header value holds a control character");
+  if (!is_field_value(value)) {
+    return fail(400, concat("the value of header '", name, "' holds a control character"));
   }
   if (trailer) return;  // trailers are read and counted, not kept
   request_.headers.add(std::string(name), std::string(value));
@@ -253,6 +231,19 @@ void RequestParser::on_header_line(bool trailer) {
 
 void RequestParser::on_headers_end() {
   const Headers& headers = request_.headers;
+  // RFC 9112 §3.2: 400 for an HTTP/1.1 request without Host, and for any request with more than
+  // one Host or an invalid one (Go's net/http and nginx refuse them too).
+  size_t hosts = 0;
+  const std::string* host = nullptr;
+  for (const Headers::Field& field : headers.fields()) {
+    if (equals_ignoring_case(field.name, "Host")) {
+      ++hosts;
+      host = &field.value;
+    }
+  }
+  if (hosts > 1) return fail(400, "a request must not have more than one Host header");
+  if (hosts == 0 && request_.minor_version >= 1) return fail(400, "an HTTP/1.1 request needs a Host header");
+  if (host != nullptr && !is_valid_host(*host)) return fail(400, concat("malformed Host '", *host, "'"));
   bool chunked = false;
   bool has_length = false;
   size_t length = 0;

@@ -1,0 +1,73 @@
+#include "server/http/syntax.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sinter::server::http {
+namespace {
+
+bool is_alnum(unsigned char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
+
+bool is_token_char(unsigned char c) { return is_alnum(c) || (c != 0 && std::strchr("!#$%&'*+-.^_`|~", c)); }
+
+// unreserved and sub-delims (RFC 3986 §2.3, §2.2): a reg-name's characters besides pct-encoded.
+bool is_host_char(unsigned char c) { return is_alnum(c) || (c != 0 && std::strchr("-._~!$&'()*+,;=", c)); }
+
+}  // namespace
+
+bool is_token(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(),
+                                      [](char c) { return is_token_char(static_cast<unsigned char>(c)); });
+}
+
+bool is_field_value(std::string_view value) {
+  return std::all_of(value.begin(), value.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte == '\t' || (byte >= 0x20 && byte != 0x7f);
+  });
+}
+
+bool is_valid_host(std::string_view host) {
+  std::string_view port;
+  if (!host.empty() && host.front() == '[') {
+    // IP-literal: IPv6address or IPvFuture, both made of unreserved, sub-delims and ':'.
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    for (char c : host.substr(1, close - 1)) {
+      if (c != ':' && !is_host_char(static_cast<unsigned char>(c))) return false;
+    }
+    const std::string_view rest = host.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return false;
+      port = rest.substr(1);
+    }
+  } else {
+    const size_t colon = host.find(':');
+    if (colon != std::string_view::npos) port = host.substr(colon + 1);
+    const std::string_view name = host.substr(0, colon);
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (name[i] == '%') {  // pct-encoded: '%' HEXDIG HEXDIG
+        if (i + 2 >= name.size() || hex_value(name[i + 1]) < 0 || hex_value(name[i + 2]) < 0) return false;
+        i += 2;
+      } else if (!is_host_char(static_cast<unsigned char>(name[i]))) {
+        return false;
+      }
+    }
+  }
+  return std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string_view trim_whitespace(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace sinter::server::http
