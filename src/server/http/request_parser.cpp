@@ -172,9 +172,7 @@ void RequestParser::on_request_line() {
   request_.target = line.substr(first_space + 1, last_space - first_space - 1);
   const std::string version = line.substr(last_space + 1);
   if (!is_token(request_.method)) return fail(400, "malformed request method");
-  if (request_.target.empty() || request_.target.find(' ') != std::string::npos) {
-    return fail(400, "malformed request target");
-  }
+  if (!is_target_text(request_.target)) return fail(400, "malformed request target");
   if (version.size() != 8 || version.compare(0, 5, "HTTP/") != 0 || version[6] != '.' ||
       !std::isdigit(static_cast<unsigned char>(version[5])) ||
       !std::isdigit(static_cast<unsigned char>(version[7]))) {

@@ -27,6 +27,13 @@ bool is_field_value(std::string_view value) {
   });
 }
 
+bool is_target_text(std::string_view target) {
+  return !target.empty() && std::all_of(target.begin(), target.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte > 0x20 && byte != 0x7f;
+  });
+}
+
 bool is_valid_host(std::string_view host) {
   std::string_view port;
   if (!host.empty() && host.front() == '[') {

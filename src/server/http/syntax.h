@@ -14,6 +14,10 @@ bool is_token(std::string_view text);
 // DEL...).
 bool is_field_value(std::string_view value);
 
+// A request-target's bytes (RFC 9112 §3.2, RFC 3986 §2): not empty, no space and no control
+// character; bytes from 0x80 up are let through, as Go's net/http, nginx and Beast do.
+bool is_target_text(std::string_view target);
+
 // Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2): a reg-name or IPv4 address, or
 // an IP-literal in brackets, then an optional port of digits. Empty is valid (an origin without
 // authority).
