@@ -214,6 +214,7 @@ TEST(HttpParser, ControlCharactersInFieldValuesAndBadNamesAreRefused) {
 // otherwise than Boost.Beast and sinter was wrong; each is kept in fuzz/corpus/http_diff/found_*.
 TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
   const std::string host = "Host: h\r\n";
+  const std::string chunked = "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n";
   const struct {
     std::string input;
     int status;  // 0: accepted
@@ -223,6 +224,26 @@ TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
       {"GET /a\x7f HTTP/1.1\r\n" + host + "\r\n", 400},
       {"GET /a\tb HTTP/1.1\r\n" + host + "\r\n", 400},
       {"GET /caf\xc3\xa9 HTTP/1.1\r\n" + host + "\r\n", 0},
+      // A bare LF after a chunk's data, in a chunk-size line and in the trailers: Beast wants
+      // CRLF; where a chunked body ends must not depend on who reads it (request smuggling).
+      {chunked + "6\r\nhello\r\n0\r\n\r\n", 400},
+      {chunked + "5\nhello\r\n0\r\n\r\n", 400},
+      {chunked + "5\r\nhello\r\n0\r\n\n", 400},
+      {chunked + "0\r\nX: 1\n\r\n", 400},
+      {"POST / HTTP/1.1\n" + host + "Transfer-Encoding: chunked\n\n5\r\nhello\r\n0\r\n\r\n", 0},
+      // Chunk extensions were cut off unread; they follow RFC 9112 §7.1.1 now, and the chunk size
+      // starts the line (no whitespace around it but the BWS before ';').
+      {chunked + std::string("0;\0\0last\r\n\r\n", 12), 400},
+      {chunked + "1;q=\"open\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;q=\"a\x01\"\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;a=\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;a \r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1 \r\nX\r\n0\r\n\r\n", 400},
+      {chunked + " 1\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1 ; a = \"q\\\"\xc3\xa9\" ;b;c=d\r\nX\r\n0;last\r\n\r\n", 0},
+      {chunked + "00000000000000000001\r\nX\r\n0\r\n\r\n", 0},
+      {chunked + "10000000000000000\r\n", 413},
   };
   for (const auto& c : cases) {
     for (size_t step : {size_t{0}, size_t{1}, size_t{3}}) {

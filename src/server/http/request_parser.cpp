@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 
 #include "server/http/syntax.h"
@@ -95,14 +96,24 @@ bool RequestParser::take_line(std::string_view data, size_t& used, size_t limit,
       return false;
     }
   } else if (line_.size() + take > limit) {
-    fail(400, concat("a chunk-size line is longer than ", limit, " bytes"));
+    fail(400, phase_ == Phase::kChunkDataEnd ? std::string("a chunk's data is longer than its size")
+                                             : concat("a chunk-size line is longer than ", limit, " bytes"));
     return false;
   }
   line_.append(rest.data(), take);
   used += take;
   if (newline == std::string_view::npos) return false;
   line_.pop_back();  // '\n'
-  if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+  const bool crlf = !line_.empty() && line_.back() == '\r';
+  if (crlf) line_.pop_back();
+  // A bare LF ends a line of the head (RFC 9112 §2.2 allows it, as Go's net/http and nginx do),
+  // not one of a chunked body: where a chunk ends decides where the next request starts, and a
+  // proxy in front that reads a bare LF otherwise would see other requests than sinter
+  // (request smuggling, as CVE-2025-22871 in Go's net/http).
+  if (!crlf && phase_ > Phase::kBody) {
+    fail(400, "a line of a chunked body ends in a bare LF (CRLF is required)");
+    return false;
+  }
   return true;
 }
 
@@ -296,16 +307,19 @@ void RequestParser::on_headers_end() {
 }
 
 void RequestParser::on_chunk_size_line() {
-  std::string_view line = line_;
-  line = line.substr(0, line.find(';'));  // chunk extensions are ignored
-  line = trim_whitespace(line);
-  if (line.empty() || line.size() > 15) return fail(400, "malformed chunk size");
-  size_t size = 0;
-  for (char c : line) {
-    const int digit = hex_value(c);
-    if (digit < 0) return fail(400, "malformed chunk size");
-    size = size * 16 + static_cast<size_t>(digit);
-  }
+  // chunk-size [ chunk-ext ] (RFC 9112 §7.1): hex digits from the line's first byte, then
+  // extensions, checked and ignored. Leading zeros do not count toward the size's width.
+  const std::string_view line = line_;
+  size_t digits = 0;
+  while (digits < line.size() && hex_value(line[digits]) >= 0) ++digits;
+  if (digits == 0) return fail(400, "malformed chunk size");
+  if (!is_chunk_extension(line.substr(digits))) return fail(400, "malformed chunk extension");
+  size_t first = 0;
+  while (first + 1 < digits && line[first] == '0') ++first;
+  // 15 hex digits are 60 bits: past any body limit, and no overflow.
+  size_t size = digits - first > 15 ? SIZE_MAX : 0;
+  for (size_t i = first; i < digits && size != SIZE_MAX; ++i)
+    size = size * 16 + static_cast<size_t>(hex_value(line[i]));
   line_.clear();
   if (size > limits_.max_body_bytes - request_.body.size()) {
     return fail(413,

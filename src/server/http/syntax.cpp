@@ -13,6 +13,27 @@ bool is_token_char(unsigned char c) { return is_alnum(c) || (c != 0 && std::strc
 // unreserved and sub-delims (RFC 3986 §2.3, §2.2): a reg-name's characters besides pct-encoded.
 bool is_host_char(unsigned char c) { return is_alnum(c) || (c != 0 && std::strchr("-._~!$&'()*+,;=", c)); }
 
+// quoted-string = DQUOTE *( qdtext / quoted-pair ) DQUOTE, from text[at] == '"'; moves `at` past
+// it. qdtext: HTAB, SP, visible characters but '"' and '\\', obs-text; quoted-pair: '\\' and
+// HTAB, SP, a visible character or obs-text.
+bool take_quoted_string(std::string_view text, size_t& at) {
+  for (++at; at < text.size(); ++at) {
+    const auto byte = static_cast<unsigned char>(text[at]);
+    if (byte == '"') {
+      ++at;
+      return true;
+    }
+    if (byte == '\\') {
+      if (++at == text.size()) return false;
+      const auto escaped = static_cast<unsigned char>(text[at]);
+      if (escaped != '\t' && (escaped < 0x20 || escaped == 0x7f)) return false;
+    } else if (byte != '\t' && (byte < 0x20 || byte == 0x7f)) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_token(std::string_view text) {
@@ -62,6 +83,39 @@ bool is_valid_host(std::string_view host) {
     }
   }
   return std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_chunk_extension(std::string_view extension) {
+  size_t at = 0;
+  const auto skip_whitespace = [&] {
+    while (at < extension.size() && (extension[at] == ' ' || extension[at] == '\t')) ++at;
+  };
+  const auto take_token = [&] {
+    const size_t begin = at;
+    while (at < extension.size() && is_token_char(static_cast<unsigned char>(extension[at]))) ++at;
+    return at > begin;
+  };
+  while (at < extension.size()) {
+    skip_whitespace();
+    if (at == extension.size() || extension[at] != ';') return false;
+    ++at;
+    skip_whitespace();
+    if (!take_token()) return false;
+    const size_t after_name = at;
+    skip_whitespace();
+    if (at == extension.size() || extension[at] != '=') {
+      at = after_name;  // the whitespace goes before the next ';', or is refused at the end
+      continue;
+    }
+    ++at;
+    skip_whitespace();
+    if (at < extension.size() && extension[at] == '"') {
+      if (!take_quoted_string(extension, at)) return false;
+    } else if (!take_token()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string_view trim_whitespace(std::string_view text) {

@@ -23,6 +23,10 @@ bool is_target_text(std::string_view target);
 // authority).
 bool is_valid_host(std::string_view host);
 
+// chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ) (RFC 9112 §7.1.1),
+// names tokens, values tokens or quoted-strings (RFC 9110 §5.6.4); empty is valid.
+bool is_chunk_extension(std::string_view extension);
+
 std::string_view trim_whitespace(std::string_view text);  // SP and HTAB at both ends
 
 int hex_value(char c);  // 0..15, or -1 for a character that is not a hex digit
