@@ -244,6 +244,11 @@ TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
       {chunked + "1 ; a = \"q\\\"\xc3\xa9\" ;b;c=d\r\nX\r\n0;last\r\n\r\n", 0},
       {chunked + "00000000000000000001\r\nX\r\n0\r\n\r\n", 0},
       {chunked + "10000000000000000\r\n", 413},
+      // A lone CR before the request line was skipped as if it were an empty line (RFC 9112 §2.2
+      // allows skipping CRLF, and a bare LF, not CR).
+      {"\rPOST /api/generate HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"\r\r\nGET / HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"\r\n\nGET / HTTP/1.1\r\n" + host + "\r\n", 0},
   };
   for (const auto& c : cases) {
     for (size_t step : {size_t{0}, size_t{1}, size_t{3}}) {

@@ -122,14 +122,16 @@ size_t RequestParser::feed(std::string_view data) {
   while (state_ == State::kIncomplete && used < data.size()) {
     switch (phase_) {
       case Phase::kRequestLine:
-        // Empty lines before a request are ignored (RFC 9112 §2.2).
-        if (line_.empty() && (data[used] == '\r' || data[used] == '\n')) {
-          ++used;
-          if (++header_bytes_ > limits_.max_header_bytes)
-            fail(400, "too many empty lines before the request");
+        // Empty lines before a request are ignored (RFC 9112 §2.2): CRLF or a bare LF. A lone CR
+        // is no empty line: it stays in the request line, which it makes malformed.
+        if (line_.empty() && (data[used] == '\n' || data.substr(used, 2) == "\r\n")) {
+          const size_t empty_line = data[used] == '\n' ? 1 : 2;
+          used += empty_line;
+          header_bytes_ += empty_line;
+          if (header_bytes_ > limits_.max_header_bytes) fail(400, "too many empty lines before the request");
           break;
         }
-        if (take_line(data, used, 0, true)) on_request_line();
+        if (take_line(data, used, 0, true) && !line_.empty()) on_request_line();  // empty: a split CRLF
         break;
       case Phase::kHeaders:
       case Phase::kTrailers:
