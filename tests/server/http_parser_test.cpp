@@ -152,6 +152,11 @@ TEST(HttpParser, ExpectContinueAbsoluteFormAndHttp10) {
   ASSERT_EQ(old.state(), RequestParser::State::kComplete);
   EXPECT_EQ(old.request().minor_version, 0);
   EXPECT_EQ(old.request().path, "/v1/models/a:b");
+
+  const RequestParser upper = parse("GET HTTPS://localhost:11434/api/tags?x=1 HTTP/1.1\r\nHost: h\r\n\r\n");
+  ASSERT_EQ(upper.state(), RequestParser::State::kComplete);
+  EXPECT_EQ(upper.request().path, "/api/tags");
+  EXPECT_EQ(upper.request().query, "x=1");
 }
 
 // RFC 9112 §3.2: an HTTP/1.1 request needs a Host, no request may have two, and an invalid one
@@ -249,6 +254,10 @@ TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
       {"\rPOST /api/generate HTTP/1.1\r\n" + host + "\r\n", 400},
       {"\r\r\nGET / HTTP/1.1\r\n" + host + "\r\n", 400},
       {"\r\n\nGET / HTTP/1.1\r\n" + host + "\r\n", 0},
+      // An absolute-form target whose scheme is not in lower case (schemes ignore case, RFC 3986
+      // §3.1).
+      {"POST Https://localhost/api/chat HTTP/1.1\r\n" + host + "\r\n", 0},
+      {"GET HTTP://localhost HTTP/1.1\r\n" + host + "\r\n", 0},
   };
   for (const auto& c : cases) {
     for (size_t step : {size_t{0}, size_t{1}, size_t{3}}) {

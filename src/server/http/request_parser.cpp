@@ -195,7 +195,10 @@ void RequestParser::on_request_line() {
   request_.minor_version = version[7] - '0';
 
   std::string_view target = request_.target;
-  if (target.rfind("http://", 0) == 0 || target.rfind("https://", 0) == 0) {
+  const auto starts_with_scheme = [&](std::string_view scheme) {  // schemes ignore case (RFC 3986 §3.1)
+    return target.size() >= scheme.size() && equals_ignoring_case(target.substr(0, scheme.size()), scheme);
+  };
+  if (starts_with_scheme("http://") || starts_with_scheme("https://")) {
     // absolute-form: the path starts after the authority.
     const size_t authority = target.find("//") + 2;
     const size_t slash = target.find('/', authority);
