@@ -120,6 +120,9 @@ TEST(HttpParser, MalformedRequestsAreRefusedWithTheirStatus) {
       {"GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n folded\r\n\r\n", 400},
       {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
       {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +2\r\n\r\n", 400},
       {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n", 400},
       {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
       {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
@@ -258,6 +261,14 @@ TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
       // §3.1).
       {"POST Https://localhost/api/chat HTTP/1.1\r\n" + host + "\r\n", 0},
       {"GET HTTP://localhost HTTP/1.1\r\n" + host + "\r\n", 0},
+      // An empty Transfer-Encoding after "chunked" was let through. Every Transfer-Encoding field
+      // lists a coding now, and chunked comes once.
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nTransfer-Encoding:\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: ,\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked, chunked\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+       400},
+      {"POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
   };
   for (const auto& c : cases) {
     for (size_t step : {size_t{0}, size_t{1}, size_t{3}}) {

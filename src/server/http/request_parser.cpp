@@ -11,14 +11,16 @@
 namespace sinter::server::http {
 namespace {
 
-// A decimal Content-Length; false when it is not one or does not fit.
+// A decimal Content-Length; false when it is not one or does not fit in 18 digits (leading zeros
+// aside).
 bool parse_length(std::string_view text, size_t& out) {
-  if (text.empty() || text.size() > 18) return false;
-  size_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<size_t>(c - '0');
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
   }
+  while (text.size() > 1 && text.front() == '0') text.remove_prefix(1);
+  if (text.size() > 18) return false;
+  size_t value = 0;
+  for (char c : text) value = value * 10 + static_cast<size_t>(c - '0');
   out = value;
   return true;
 }
@@ -33,6 +35,58 @@ void for_each_element(std::string_view value, Fn fn) {
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
+}
+
+// How a request's body is framed (RFC 9112 §6): chunked, by Content-Length, or not at all.
+struct Framing {
+  bool chunked = false;
+  bool has_length = false;
+  size_t length = 0;
+  int status = 0;  // or the error's
+  std::string error;
+};
+
+Framing read_framing(const Headers& headers, int minor_version) {
+  Framing framing;
+  size_t codings = 0;  // in all Transfer-Encoding fields
+  const std::string* unsupported = nullptr;
+  size_t lengths = 0;
+  const auto error = [&](int status, std::string message) {
+    framing.status = status;
+    framing.error = std::move(message);
+    return framing;
+  };
+  for (const Headers::Field& field : headers.fields()) {
+    if (equals_ignoring_case(field.name, "Transfer-Encoding")) {
+      size_t elements = 0;
+      for_each_element(field.value, [&](std::string_view coding) {
+        ++elements;
+        if (!equals_ignoring_case(coding, "chunked") && unsupported == nullptr) unsupported = &field.value;
+      });
+      if (elements == 0) return error(400, "an empty Transfer-Encoding");
+      codings += elements;
+    } else if (equals_ignoring_case(field.name, "Content-Length")) {
+      // One Content-Length, of digits. A repeated one, even with the same value, and a list
+      // ("2, 2", which RFC 9110 §8.6 lets a recipient refuse) are refused, as nginx does: two
+      // readers could take different lengths from them.
+      if (++lengths > 1) return error(400, "a request must not have more than one Content-Length");
+      if (!parse_length(field.value, framing.length)) {
+        return error(400, concat("malformed Content-Length '", field.value, "'"));
+      }
+      framing.has_length = true;
+    }
+  }
+  // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
+  if (codings > 0 && minor_version == 0) return error(400, "Transfer-Encoding needs HTTP/1.1");
+  if (unsupported != nullptr) {
+    return error(501, concat("Transfer-Encoding '", *unsupported, "' is not supported (only chunked is)"));
+  }
+  if (codings > 1) return error(400, "chunked is applied more than once");
+  framing.chunked = codings == 1;
+  if (framing.chunked && framing.has_length) {
+    return error(400, "a request must not have both Content-Length and Transfer-Encoding");
+  }
+  return framing;
 }
 
 }  // namespace
@@ -258,33 +312,11 @@ void RequestParser::on_headers_end() {
   if (hosts > 1) return fail(400, "a request must not have more than one Host header");
   if (hosts == 0 && request_.minor_version >= 1) return fail(400, "an HTTP/1.1 request needs a Host header");
   if (host != nullptr && !is_valid_host(*host)) return fail(400, concat("malformed Host '", *host, "'"));
-  bool chunked = false;
-  bool has_length = false;
-  size_t length = 0;
-  for (const Headers::Field& field : headers.fields()) {
-    if (equals_ignoring_case(field.name, "Transfer-Encoding")) {
-      bool bad = false;
-      for_each_element(field.value, [&](std::string_view coding) {
-        if (chunked || !equals_ignoring_case(coding, "chunked")) bad = true;
-        chunked = true;
-      });
-      if (bad || !chunked) {
-        return fail(501, concat("Transfer-Encoding '", field.value, "' is not supported (only chunked is)"));
-      }
-    } else if (equals_ignoring_case(field.name, "Content-Length")) {
-      bool bad = false;
-      for_each_element(field.value, [&](std::string_view element) {
-        size_t value = 0;
-        if (!parse_length(element, value) || (has_length && value != length)) bad = true;
-        has_length = true;
-        length = value;
-      });
-      if (bad || !has_length) return fail(400, concat("malformed Content-Length '", field.value, "'"));
-    }
-  }
-  if (chunked && has_length)
-    return fail(400, "a request must not have both Content-Length and Transfer-Encoding");
-  if (chunked && request_.minor_version == 0) return fail(400, "chunked bodies need HTTP/1.1");
+  const Framing framing = read_framing(headers, request_.minor_version);
+  if (framing.status != 0) return fail(framing.status, framing.error);
+  const bool chunked = framing.chunked;
+  const bool has_length = framing.has_length;
+  const size_t length = framing.length;
   if (has_length && length > limits_.max_body_bytes) {
     return fail(413, concat("the request body is larger than the limit of ", limits_.max_body_bytes,
                             " bytes (Content-Length ", length, ")"));
