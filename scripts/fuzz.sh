@@ -45,9 +45,12 @@ for name in "${names[@]}"; do
   fi
   [[ -d $seeds ]] && cp -rn "$seeds"/. "$corpus"/
   run_seconds=${target_seconds[$name]:-$seconds}
+  options=(-max_total_time="$run_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+    -artifact_prefix="$artifacts")
+  dict=fuzz/dict/${name#fuzz_}.dict  # the words of the format, for targets that have one
+  [[ -f $dict ]] && options+=(-dict="$dict")
   echo "-- $name for ${run_seconds}s"
-  if ! "$target" -max_total_time="$run_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$artifacts" "$corpus" >"$corpus.log" 2>&1; then
+  if ! "$target" "${options[@]}" "$corpus" >"$corpus.log" 2>&1; then
     failed+=("$name")
   fi
   # The last coverage line and the executions, or the report that stopped it.
