@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <cstring>
 
 #include "server/http/syntax.h"
 #include "sinter/result.h"
@@ -353,7 +352,7 @@ void RequestParser::on_chunk_size_line() {
   if (!is_chunk_extension(line.substr(digits))) return fail(400, "malformed chunk extension");
   size_t first = 0;
   while (first + 1 < digits && line[first] == '0') ++first;
-  // 15 hex digits are 60 bits: past any body limit, and no overflow.
+  // Past 15 hex digits (60 bits) a size is past any body limit, and could overflow.
   size_t size = digits - first > 15 ? SIZE_MAX : 0;
   for (size_t i = first; i < digits && size != SIZE_MAX; ++i)
     size = size * 16 + static_cast<size_t>(hex_value(line[i]));
