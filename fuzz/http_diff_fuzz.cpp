@@ -2,9 +2,9 @@
 // (http::request_parser<string_body>, Boost 1.74, a test-only dependency). The same bytes go to
 // both, with the same limits on the head's bytes and the body's; they must agree on accept,
 // reject or "needs more", and when both accept, on the framing: the bytes the request took, the
-// method, target, version, header fields in order and the de-chunked body. Then the rest of the
-// input is parsed as the next request by both (pipelining). sinter is also fed in pieces, and
-// must say the same as when fed at once.
+// method, target, version, header fields (in order; Beast keeps fields of one name together) and
+// the de-chunked body. Then the rest of the input is parsed as the next request by both
+// (pipelining). sinter is also fed in pieces, and must read the same as when fed at once.
 //
 // Where the two differ by design, the difference is explained by a named rule
 // (http_diff_rules.cpp), checked on the input and on the other parser's reading of it, so that an

@@ -237,7 +237,6 @@ Normalized normalize_head(std::string_view raw) {
   return out;
 }
 
-// `beast` read `raw` normalized as `normalized`, and its head is done.
 const char* sinter_refusal_by_design(std::string_view raw, const Normalized& normalized,
                                      const SinterReading& sinter, const BeastReading& beast) {
   const Message& head = beast.message;
@@ -276,8 +275,8 @@ const char* sinter_refusal_by_design(std::string_view raw, const Normalized& nor
   // reads HTTP/1.0 chunked bodies.
   const size_t codings = count_fields(head, "Transfer-Encoding");
   if (sinter.status == 400 && codings > 0 && head.version == 10) return "Transfer-Encoding in HTTP/1.0";
-  // RFC 9112 §6.1, RFC 9110 §10.1.4: sinter decodes chunked alone, once, and answers 501 to
-  // any other coding (400 to an empty Transfer-Encoding or chunked twice); Beast takes a chunked
+  // RFC 9112 §6.1: sinter decodes chunked alone, once, and answers 501 to a coding it does not
+  // know (400 to an empty Transfer-Encoding or chunked twice); Beast takes a chunked
   // body whatever precedes the last "chunked", and reads a request whose last coding is not
   // chunked as having no body.
   if ((sinter.status == 400 || sinter.status == 501) && codings > 0) {
