@@ -261,7 +261,7 @@ const char* sinter_refusal_by_design(std::string_view raw, const Normalized& nor
     if (hosts == 1 && !host_is_valid(first_field(head, "Host")->value)) return "Host invalid";
   }
   // RFC 9112 §5.2: obs-fold is refused (400) rather than joined (Beast joins it with a space);
-  // Go's net/http and nginx refuse it too. The same for trailers.
+  // nginx refuses it too. The same for trailers.
   if (sinter.status == 400) {
     for (size_t i = 1; i < normalized.head_lines.size(); ++i) {
       const std::string_view line = normalized.head_lines[i];
