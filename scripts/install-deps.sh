@@ -14,6 +14,7 @@ packages=(
   python3 python3-jinja2                  # the chat-template reference renderer used by tests
   python3-jsonschema                      # the reference validator of the JSON-schema conformance test
   curl                                    # the server's client tests send what Ollama's docs send
+  libboost-dev                            # test-only: Boost.Beast, for the differential HTTP fuzz target
 )
 
 missing=()

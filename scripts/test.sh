@@ -3,7 +3,8 @@
 #   1. dependencies (Debian packages; npm packages for the test references),
 #   2. a Release build and every test, differential tests against llama.cpp included,
 #   3. a clang ASan/UBSan build and the unit tests under it,
-#   4. the libFuzzer targets of that build, each run briefly over its seed corpus.
+#   4. the libFuzzer targets of that build, each run briefly over its seed corpus (the HTTP ones
+#      for a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -34,5 +35,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_O
   ctest --test-dir build-sanitizers --output-on-failure -j "$jobs" -L unit -LE slow --timeout 900
 
 echo "== fuzz targets (libFuzzer), each briefly over its seed corpus"
-SINTER_FUZZ_BUILD=build-sanitizers scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-12}"
+# The HTTP targets parse what any client sends, so they get longer (60 s each); the others keep
+# SINTER_FUZZ_SECONDS. scripts/fuzz-nightly.sh runs every target for half an hour.
+SINTER_FUZZ_BUILD=build-sanitizers \
+  SINTER_FUZZ_TARGET_SECONDS=${SINTER_FUZZ_TARGET_SECONDS-"fuzz_http=60 fuzz_http_diff=60"} \
+  scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-12}"
 echo "== all tests passed"

@@ -47,7 +47,7 @@ TEST(HttpParser, ContentLengthBodyInAnySplit) {
 
 TEST(HttpParser, ChunkedBodyWithExtensionsAndTrailers) {
   const std::string input =
-      "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "POST /v1/completions HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
       "4;name=value\r\nWiki\r\n5\r\npedia\r\n0\r\nX-Trailer: 1\r\n\r\n";
   for (size_t step : {size_t{1}, size_t{3}, input.size()}) {
     RequestParser parser = parse(input, step);
@@ -58,8 +58,8 @@ TEST(HttpParser, ChunkedBodyWithExtensionsAndTrailers) {
 }
 
 TEST(HttpParser, PipelinedRequestsAreSeparated) {
-  const std::string first = "GET /health HTTP/1.1\r\n\r\n";
-  const std::string input = first + "GET /api/tags HTTP/1.1\r\n\r\n";
+  const std::string first = "GET /health HTTP/1.1\r\nHost: h\r\n\r\n";
+  const std::string input = first + "GET /api/tags HTTP/1.1\r\nHost: h\r\n\r\n";
   RequestParser parser(small_limits());
   const size_t used = parser.feed(input);
   EXPECT_EQ(used, first.size());
@@ -71,20 +71,20 @@ TEST(HttpParser, PipelinedRequestsAreSeparated) {
 }
 
 TEST(HttpParser, BodyLimitHoldsHoweverTheBodyIsFramed) {
-  const RequestParser by_length = parse("POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n");
+  const RequestParser by_length = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 101\r\n\r\n");
   ASSERT_EQ(by_length.state(), RequestParser::State::kError);
   EXPECT_EQ(by_length.error().status, 413);
   EXPECT_NE(by_length.error().message.find("limit of 100 bytes"), std::string::npos);
 
   // 60 + 60 bytes in two chunks: refused at the second chunk's size line, before its data.
   const std::string chunk(60, 'x');
-  const RequestParser chunked =
-      parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n" + chunk + "\r\n3c\r\n", 5);
+  const RequestParser chunked = parse(
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n" + chunk + "\r\n3c\r\n", 5);
   ASSERT_EQ(chunked.state(), RequestParser::State::kError);
   EXPECT_EQ(chunked.error().status, 413);
   EXPECT_NE(chunked.error().message.find("limit of 100 bytes"), std::string::npos);
   const RequestParser huge_chunk =
-      parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n");
+      parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n");
   EXPECT_EQ(huge_chunk.error().status, 413);
 }
 
@@ -115,18 +115,21 @@ TEST(HttpParser, MalformedRequestsAreRefusedWithTheirStatus) {
       {"GET noslash HTTP/1.1\r\n\r\n", 400},
       {"GET /%zz HTTP/1.1\r\n\r\n", 400},
       {"GET /%00 HTTP/1.1\r\n\r\n", 400},
-      {"GET / HTTP/1.1\r\nNo colon here\r\n\r\n", 400},
-      {"GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", 400},
-      {"GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
-      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
-      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: h\r\nNo colon here\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: h\r\nBad Name: v\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n folded\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +2\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+      {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
+      {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", 400},
       {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
-      {"POST / HTTP/1.1\r\nContent-Length: 2\r\nExpect: magic\r\n\r\n", 417},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: magic\r\n\r\n", 417},
   };
   for (const auto& c : cases) {
     const RequestParser parser = parse(c.input);
@@ -139,7 +142,8 @@ TEST(HttpParser, MalformedRequestsAreRefusedWithTheirStatus) {
 TEST(HttpParser, ExpectContinueAbsoluteFormAndHttp10) {
   RequestParser parser(small_limits());
   parser.feed(
-      "POST http://localhost:11434/api/chat HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+      "POST http://localhost:11434/api/chat HTTP/1.1\r\nHost: localhost:11434\r\n"
+      "Content-Length: 2\r\nExpect: 100-continue\r\n\r\n");
   EXPECT_TRUE(parser.headers_done());
   EXPECT_TRUE(parser.expects_continue());
   EXPECT_EQ(parser.state(), RequestParser::State::kIncomplete);
@@ -151,6 +155,133 @@ TEST(HttpParser, ExpectContinueAbsoluteFormAndHttp10) {
   ASSERT_EQ(old.state(), RequestParser::State::kComplete);
   EXPECT_EQ(old.request().minor_version, 0);
   EXPECT_EQ(old.request().path, "/v1/models/a:b");
+
+  const RequestParser upper = parse("GET HTTPS://localhost:11434/api/tags?x=1 HTTP/1.1\r\nHost: h\r\n\r\n");
+  ASSERT_EQ(upper.state(), RequestParser::State::kComplete);
+  EXPECT_EQ(upper.request().path, "/api/tags");
+  EXPECT_EQ(upper.request().query, "x=1");
+}
+
+// RFC 9112 §3.2: an HTTP/1.1 request needs a Host, no request may have two, and an invalid one
+// is refused (Go's net/http and nginx answer 400 too). HTTP/1.0 may go without.
+TEST(HttpParser, Http11NeedsExactlyOneValidHost) {
+  for (const char* refused : {
+           "GET / HTTP/1.1\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+           "GET / HTTP/1.0\r\nHost: a\r\nhost: b\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n",
+       }) {
+    const RequestParser parser = parse(refused);
+    ASSERT_EQ(parser.state(), RequestParser::State::kError) << refused;
+    EXPECT_EQ(parser.error().status, 400) << refused;
+    EXPECT_NE(parser.error().message.find("Host"), std::string::npos) << parser.error().message;
+  }
+  for (const char* accepted : {
+           "GET / HTTP/1.1\r\nHost: localhost:11434\r\n\r\n",
+           "GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: my-host.example%2d.org\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+           "GET / HTTP/1.0\r\n\r\n",
+       }) {
+    EXPECT_EQ(parse(accepted).state(), RequestParser::State::kComplete) << accepted;
+  }
+}
+
+// RFC 9110 §5.5: a field value is visible characters, obs-text, SP and HTAB; any other control
+// character is refused, in headers and trailers alike. Header names are tokens (§5.1).
+TEST(HttpParser, ControlCharactersInFieldValuesAndBadNamesAreRefused) {
+  const std::string head = "GET / HTTP/1.1\r\nHost: h\r\n";
+  for (const std::string& value : {std::string("a\x01b"), std::string("a\x1b[31m"), std::string("a\x7f"),
+                                   std::string("a\rb"), std::string("a\0b", 3), std::string("\x0b")}) {
+    const RequestParser parser = parse(head + "X-Value: " + value + "\r\n\r\n");
+    ASSERT_EQ(parser.state(), RequestParser::State::kError) << value;
+    EXPECT_EQ(parser.error().status, 400);
+    EXPECT_NE(parser.error().message.find("control character"), std::string::npos);
+  }
+  const RequestParser trailer =
+      parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: \x05\r\n\r\n");
+  EXPECT_EQ(trailer.state(), RequestParser::State::kError);
+  const RequestParser fine = parse(head + "X-Value: tab\there, caf\xc3\xa9 \t\r\n\r\n");
+  ASSERT_EQ(fine.state(), RequestParser::State::kComplete);
+  EXPECT_EQ(fine.request().headers.get("x-value"), "tab\there, caf\xc3\xa9");
+
+  for (const char* line : {"X(y): v", "X y: v", "X\x01: v", ": v", "Host : h", "X\xc3\xa9: v"}) {
+    const RequestParser parser = parse(head + line + "\r\n\r\n");
+    ASSERT_EQ(parser.state(), RequestParser::State::kError) << line;
+    EXPECT_EQ(parser.error().status, 400);
+  }
+}
+
+// Inputs on which the differential fuzz target (fuzz/http_diff_fuzz.cpp) found sinter reading
+// otherwise than Boost.Beast and sinter was wrong; each is kept in fuzz/corpus/http_diff/found_*.
+TEST(HttpParser, WhatTheDifferentialFuzzerFound) {
+  const std::string host = "Host: h\r\n";
+  const std::string chunked = "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n";
+  const struct {
+    std::string input;
+    int status;  // 0: accepted
+  } cases[] = {
+      // A control character in the request-target (RFC 9112 §3.2, RFC 3986 §2).
+      {std::string("POST /api/gener\x01\x90") + "ate HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"GET /a\x7f HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"GET /a\tb HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"GET /caf\xc3\xa9 HTTP/1.1\r\n" + host + "\r\n", 0},
+      // A bare LF after a chunk's data, in a chunk-size line and in the trailers: Beast wants
+      // CRLF; where a chunked body ends must not depend on who reads it (request smuggling).
+      {chunked + "6\r\nhello\r\n0\r\n\r\n", 400},
+      {chunked + "5\nhello\r\n0\r\n\r\n", 400},
+      {chunked + "5\r\nhello\r\n0\r\n\n", 400},
+      {chunked + "0\r\nX: 1\n\r\n", 400},
+      {"POST / HTTP/1.1\n" + host + "Transfer-Encoding: chunked\n\n5\r\nhello\r\n0\r\n\r\n", 0},
+      // Chunk extensions were cut off unread; they follow RFC 9112 §7.1.1 now, and the chunk size
+      // starts the line (no whitespace around it but the BWS before ';').
+      {chunked + std::string("0;\0\0last\r\n\r\n", 12), 400},
+      {chunked + "1;q=\"open\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;q=\"a\x01\"\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;a=\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1;a \r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1 \r\nX\r\n0\r\n\r\n", 400},
+      {chunked + " 1\r\nX\r\n0\r\n\r\n", 400},
+      {chunked + "1 ; a = \"q\\\"\xc3\xa9\" ;b;c=d\r\nX\r\n0;last\r\n\r\n", 0},
+      {chunked + "00000000000000000001\r\nX\r\n0\r\n\r\n", 0},
+      {chunked + "10000000000000000\r\n", 413},
+      // A lone CR before the request line was skipped as if it were an empty line (RFC 9112 §2.2
+      // allows skipping CRLF, and a bare LF, not CR).
+      {"\rPOST /api/generate HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"\r\r\nGET / HTTP/1.1\r\n" + host + "\r\n", 400},
+      {"\r\n\nGET / HTTP/1.1\r\n" + host + "\r\n", 0},
+      // An absolute-form target whose scheme is not in lower case (schemes ignore case, RFC 3986
+      // §3.1).
+      {"POST Https://localhost/api/chat HTTP/1.1\r\n" + host + "\r\n", 0},
+      {"GET HTTP://localhost HTTP/1.1\r\n" + host + "\r\n", 0},
+      // An empty Transfer-Encoding after "chunked" was let through. Every Transfer-Encoding field
+      // lists a coding now, and chunked comes once.
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nTransfer-Encoding:\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: ,\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked, chunked\r\n\r\n", 400},
+      {"POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+       400},
+      {"POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
+  };
+  for (const auto& c : cases) {
+    for (size_t step : {size_t{0}, size_t{1}, size_t{3}}) {
+      const RequestParser parser = parse(c.input, step);
+      if (c.status == 0) {
+        EXPECT_EQ(parser.state(), RequestParser::State::kComplete)
+            << c.input << ": " << parser.error().message;
+      } else {
+        ASSERT_EQ(parser.state(), RequestParser::State::kError) << c.input << " in pieces of " << step;
+        EXPECT_EQ(parser.error().status, c.status) << c.input << " in pieces of " << step;
+      }
+    }
+  }
 }
 
 TEST(HttpRouter, MethodsParametersAndUnknownPaths) {

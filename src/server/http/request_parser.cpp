@@ -2,44 +2,24 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
+#include <cstdint>
 
+#include "server/http/syntax.h"
 #include "sinter/result.h"
 
 namespace sinter::server::http {
 namespace {
 
-bool is_token_char(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != 0;
-}
-
-bool is_token(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return is_token_char(c); });
-}
-
-std::string_view trim_whitespace(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// A decimal Content-Length; false when it is not one or does not fit.
+// A decimal Content-Length; false when it is not one or does not fit in 18 digits (leading zeros
+// aside).
 bool parse_length(std::string_view text, size_t& out) {
-  if (text.empty() || text.size() > 18) return false;
-  size_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<size_t>(c - '0');
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
   }
+  while (text.size() > 1 && text.front() == '0') text.remove_prefix(1);
+  if (text.size() > 18) return false;
+  size_t value = 0;
+  for (char c : text) value = value * 10 + static_cast<size_t>(c - '0');
   out = value;
   return true;
 }
@@ -54,6 +34,58 @@ void for_each_element(std::string_view value, Fn fn) {
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
+}
+
+// How a request's body is framed (RFC 9112 §6): chunked, by Content-Length, or not at all.
+struct Framing {
+  bool chunked = false;
+  bool has_length = false;
+  size_t length = 0;
+  int status = 0;  // or the error's
+  std::string error;
+};
+
+Framing read_framing(const Headers& headers, int minor_version) {
+  Framing framing;
+  size_t codings = 0;  // in all Transfer-Encoding fields
+  const std::string* unsupported = nullptr;
+  size_t lengths = 0;
+  const auto error = [&](int status, std::string message) {
+    framing.status = status;
+    framing.error = std::move(message);
+    return framing;
+  };
+  for (const Headers::Field& field : headers.fields()) {
+    if (equals_ignoring_case(field.name, "Transfer-Encoding")) {
+      size_t elements = 0;
+      for_each_element(field.value, [&](std::string_view coding) {
+        ++elements;
+        if (!equals_ignoring_case(coding, "chunked") && unsupported == nullptr) unsupported = &field.value;
+      });
+      if (elements == 0) return error(400, "an empty Transfer-Encoding");
+      codings += elements;
+    } else if (equals_ignoring_case(field.name, "Content-Length")) {
+      // One Content-Length, of digits. A repeated one, even with the same value, and a list
+      // ("2, 2", which RFC 9110 §8.6 lets a recipient refuse) are refused, as nginx does: two
+      // readers could take different lengths from them.
+      if (++lengths > 1) return error(400, "a request must not have more than one Content-Length");
+      if (!parse_length(field.value, framing.length)) {
+        return error(400, concat("malformed Content-Length '", field.value, "'"));
+      }
+      framing.has_length = true;
+    }
+  }
+  // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
+  if (codings > 0 && minor_version == 0) return error(400, "Transfer-Encoding needs HTTP/1.1");
+  if (unsupported != nullptr) {
+    return error(501, concat("Transfer-Encoding '", *unsupported, "' is not supported (only chunked is)"));
+  }
+  if (codings > 1) return error(400, "chunked is applied more than once");
+  framing.chunked = codings == 1;
+  if (framing.chunked && framing.has_length) {
+    return error(400, "a request must not have both Content-Length and Transfer-Encoding");
+  }
+  return framing;
 }
 
 }  // namespace
@@ -117,14 +149,24 @@ bool RequestParser::take_line(std::string_view data, size_t& used, size_t limit,
       return false;
     }
   } else if (line_.size() + take > limit) {
-    fail(400, concat("a chunk-size line is longer than ", limit, " bytes"));
+    fail(400, phase_ == Phase::kChunkDataEnd ? std::string("a chunk's data is longer than its size")
+                                             : concat("a chunk-size line is longer than ", limit, " bytes"));
     return false;
   }
   line_.append(rest.data(), take);
   used += take;
   if (newline == std::string_view::npos) return false;
   line_.pop_back();  // '\n'
-  if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+  const bool crlf = !line_.empty() && line_.back() == '\r';
+  if (crlf) line_.pop_back();
+  // A bare LF ends a line of the head (RFC 9112 §2.2 allows it, as Go's net/http and nginx do),
+  // not one of a chunked body: where a chunk ends decides where the next request starts, and a
+  // proxy in front that reads a bare LF otherwise would see other requests than sinter
+  // (request smuggling, as CVE-2025-22871 in Go's net/http).
+  if (!crlf && phase_ > Phase::kBody) {
+    fail(400, "a line of a chunked body ends in a bare LF (CRLF is required)");
+    return false;
+  }
   return true;
 }
 
@@ -133,14 +175,16 @@ size_t RequestParser::feed(std::string_view data) {
   while (state_ == State::kIncomplete && used < data.size()) {
     switch (phase_) {
       case Phase::kRequestLine:
-        // Empty lines before a request are ignored (RFC 9112 §2.2).
-        if (line_.empty() && (data[used] == '\r' || data[used] == '\n')) {
-          ++used;
-          if (++header_bytes_ > limits_.max_header_bytes)
-            fail(400, "too many empty lines before the request");
+        // Empty lines before a request are ignored (RFC 9112 §2.2): CRLF or a bare LF. A lone CR
+        // is no empty line: it stays in the request line, which it makes malformed.
+        if (line_.empty() && (data[used] == '\n' || data.substr(used, 2) == "\r\n")) {
+          const size_t empty_line = data[used] == '\n' ? 1 : 2;
+          used += empty_line;
+          header_bytes_ += empty_line;
+          if (header_bytes_ > limits_.max_header_bytes) fail(400, "too many empty lines before the request");
           break;
         }
-        if (take_line(data, used, 0, true)) on_request_line();
+        if (take_line(data, used, 0, true) && !line_.empty()) on_request_line();  // empty: a split CRLF
         break;
       case Phase::kHeaders:
       case Phase::kTrailers:
@@ -194,9 +238,7 @@ void RequestParser::on_request_line() {
   request_.target = line.substr(first_space + 1, last_space - first_space - 1);
   const std::string version = line.substr(last_space + 1);
   if (!is_token(request_.method)) return fail(400, "malformed request method");
-  if (request_.target.empty() || request_.target.find(' ') != std::string::npos) {
-    return fail(400, "malformed request target");
-  }
+  if (!is_target_text(request_.target)) return fail(400, "malformed request target");
   if (version.size() != 8 || version.compare(0, 5, "HTTP/") != 0 || version[6] != '.' ||
       !std::isdigit(static_cast<unsigned char>(version[5])) ||
       !std::isdigit(static_cast<unsigned char>(version[7]))) {
@@ -206,7 +248,10 @@ void RequestParser::on_request_line() {
   request_.minor_version = version[7] - '0';
 
   std::string_view target = request_.target;
-  if (target.rfind("http://", 0) == 0 || target.rfind("https://", 0) == 0) {
+  const auto starts_with_scheme = [&](std::string_view scheme) {  // schemes ignore case (RFC 3986 §3.1)
+    return target.size() >= scheme.size() && equals_ignoring_case(target.substr(0, scheme.size()), scheme);
+  };
+  if (starts_with_scheme("http://") || starts_with_scheme("https://")) {
     // absolute-form: the path starts after the authority.
     const size_t authority = target.find("//") + 2;
     const size_t slash = target.find('/', authority);
@@ -244,8 +289,8 @@ void RequestParser::on_header_line(bool trailer) {
   const std::string_view name(line.data(), colon);
   if (!is_token(name)) return fail(400, "malformed header name");
   const std::string_view value = trim_whitespace(std::string_view(line).substr(colon + 1));
-  if (value.find_first_of(std::string_view("\0\r", 2)) != std::string_view::npos) {
-    return fail(400, "a header value holds a control character");
+  if (!is_field_value(value)) {
+    return fail(400, concat("the value of header '", name, "' holds a control character"));
   }
   if (trailer) return;  // trailers are read and counted, not kept
   request_.headers.add(std::string(name), std::string(value));
@@ -253,33 +298,24 @@ void RequestParser::on_header_line(bool trailer) {
 
 void RequestParser::on_headers_end() {
   const Headers& headers = request_.headers;
-  bool chunked = false;
-  bool has_length = false;
-  size_t length = 0;
+  // RFC 9112 §3.2: 400 for an HTTP/1.1 request without Host, and for any request with more than
+  // one Host or an invalid one (Go's net/http and nginx refuse them too).
+  size_t hosts = 0;
+  const std::string* host = nullptr;
   for (const Headers::Field& field : headers.fields()) {
-    if (equals_ignoring_case(field.name, "Transfer-Encoding")) {
-      bool bad = false;
-      for_each_element(field.value, [&](std::string_view coding) {
-        if (chunked || !equals_ignoring_case(coding, "chunked")) bad = true;
-        chunked = true;
-      });
-      if (bad || !chunked) {
-        return fail(501, concat("Transfer-Encoding '", field.value, "' is not supported (only chunked is)"));
-      }
-    } else if (equals_ignoring_case(field.name, "Content-Length")) {
-      bool bad = false;
-      for_each_element(field.value, [&](std::string_view element) {
-        size_t value = 0;
-        if (!parse_length(element, value) || (has_length && value != length)) bad = true;
-        has_length = true;
-        length = value;
-      });
-      if (bad || !has_length) return fail(400, concat("malformed Content-Length '", field.value, "'"));
+    if (equals_ignoring_case(field.name, "Host")) {
+      ++hosts;
+      host = &field.value;
     }
   }
-  if (chunked && has_length)
-    return fail(400, "a request must not have both Content-Length and Transfer-Encoding");
-  if (chunked && request_.minor_version == 0) return fail(400, "chunked bodies need HTTP/1.1");
+  if (hosts > 1) return fail(400, "a request must not have more than one Host header");
+  if (hosts == 0 && request_.minor_version >= 1) return fail(400, "an HTTP/1.1 request needs a Host header");
+  if (host != nullptr && !is_valid_host(*host)) return fail(400, concat("malformed Host '", *host, "'"));
+  const Framing framing = read_framing(headers, request_.minor_version);
+  if (framing.status != 0) return fail(framing.status, framing.error);
+  const bool chunked = framing.chunked;
+  const bool has_length = framing.has_length;
+  const size_t length = framing.length;
   if (has_length && length > limits_.max_body_bytes) {
     return fail(413, concat("the request body is larger than the limit of ", limits_.max_body_bytes,
                             " bytes (Content-Length ", length, ")"));
@@ -307,16 +343,19 @@ void RequestParser::on_headers_end() {
 }
 
 void RequestParser::on_chunk_size_line() {
-  std::string_view line = line_;
-  line = line.substr(0, line.find(';'));  // chunk extensions are ignored
-  line = trim_whitespace(line);
-  if (line.empty() || line.size() > 15) return fail(400, "malformed chunk size");
-  size_t size = 0;
-  for (char c : line) {
-    const int digit = hex_value(c);
-    if (digit < 0) return fail(400, "malformed chunk size");
-    size = size * 16 + static_cast<size_t>(digit);
-  }
+  // chunk-size [ chunk-ext ] (RFC 9112 §7.1): hex digits from the line's first byte, then
+  // extensions, checked and ignored. Leading zeros do not count toward the size's width.
+  const std::string_view line = line_;
+  size_t digits = 0;
+  while (digits < line.size() && hex_value(line[digits]) >= 0) ++digits;
+  if (digits == 0) return fail(400, "malformed chunk size");
+  if (!is_chunk_extension(line.substr(digits))) return fail(400, "malformed chunk extension");
+  size_t first = 0;
+  while (first + 1 < digits && line[first] == '0') ++first;
+  // Past 15 hex digits (60 bits) a size is past any body limit, and could overflow.
+  size_t size = digits - first > 15 ? SIZE_MAX : 0;
+  for (size_t i = first; i < digits && size != SIZE_MAX; ++i)
+    size = size * 16 + static_cast<size_t>(hex_value(line[i]));
   line_.clear();
   if (size > limits_.max_body_bytes - request_.body.size()) {
     return fail(413,

@@ -2,7 +2,10 @@
 // the request line and header bytes and the header count (431, or 414 for the request line),
 // and the body's bytes however they are framed, Content-Length or chunked (413). Bytes are fed
 // as they arrive, in any split; each byte is looked at a bounded number of times, so the cost
-// is linear in the input. It takes no socket: the fuzz target drives it alone.
+// is linear in the input. It takes no socket: the fuzz targets drive it alone, one of them
+// against Boost.Beast's parser (docs/RELIABILITY.md). What two readers could frame differently
+// is refused rather than guessed (RFC 9112 §11.2): a bare LF in a chunked body, a repeated
+// Content-Length, Transfer-Encoding other than one chunked, obs-fold.
 #pragma once
 
 #include <cstddef>
