@@ -35,9 +35,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_O
   ctest --test-dir build-sanitizers --output-on-failure -j "$jobs" -L unit -LE slow --timeout 900
 
 echo "== fuzz targets (libFuzzer), each briefly over its seed corpus"
-# The HTTP targets parse what any client sends, so they get longer (60 s each); the others keep
+# The HTTP targets and the whole transport parse what any client sends, so they get longer (60 s
+# each), the whole request path 30 s (each input is a generation); the others keep
 # SINTER_FUZZ_SECONDS. scripts/fuzz-nightly.sh runs every target for half an hour.
 SINTER_FUZZ_BUILD=build-sanitizers \
-  SINTER_FUZZ_TARGET_SECONDS=${SINTER_FUZZ_TARGET_SECONDS-"fuzz_http=60 fuzz_http_diff=60"} \
+  SINTER_FUZZ_TARGET_SECONDS=${SINTER_FUZZ_TARGET_SECONDS-"fuzz_http=60 fuzz_http_diff=60 fuzz_transport=60 fuzz_server=30"} \
   scripts/fuzz.sh "${SINTER_FUZZ_SECONDS:-12}"
 echo "== all tests passed"
