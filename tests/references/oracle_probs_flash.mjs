@@ -11,14 +11,22 @@
 // KL of ~1e-4 per position from native llama.cpp (docs/NUMERICS.md).
 //
 // It runs the oracle's own installation (the node-llama-cpp package ../shared/oracle/run installs
-// into its cache, located as that script locates it), so it answers from the same llama.cpp build.
+// into its cache, located as that script locates it), so it answers from the same llama.cpp build:
+// through the mirror beside this script (oracle-without-amx/, made by
+// scripts/install-test-references.sh, run with node --preserve-symlinks) when it exists, which
+// leaves out the CPU backend's AMX variant. On a CPU with AMX, llama.cpp puts Q8_0/Q4_0 weights
+// in AMX buffers, and latent attention with flash attention then has a node no backend takes
+// (GGML_ASSERT(*cur_backend_id != -1), an abort); the AVX-512 variant computes the same products.
+import {existsSync} from "node:fs";
 import {homedir} from "node:os";
-import {join} from "node:path";
-import {pathToFileURL} from "node:url";
+import {dirname, join} from "node:path";
+import {fileURLToPath, pathToFileURL} from "node:url";
 
 const [model, idsCsv] = process.argv.slice(2);
+const mirror = join(dirname(fileURLToPath(import.meta.url)), "oracle-without-amx");
 const cache = process.env.ORACLE_HOME ||
-    join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "reference-oracle");
+    (existsSync(join(mirror, "node_modules/node-llama-cpp")) ? mirror
+        : join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "reference-oracle"));
 const {getLlama} = await import(pathToFileURL(join(cache, "node_modules/node-llama-cpp/dist/index.js")).href);
 const threads = Number(process.env.ORACLE_THREADS || 2);
 const llama = await getLlama({gpu: false, logLevel: "error", build: "never"});

@@ -61,7 +61,8 @@ nlohmann::json run_oracle(const std::string& arguments, const std::string& scrip
   // the split-KV decode path, which one thread avoids.
   const std::string program = script.empty()
                                   ? shell_quote(shared_dir() + "/oracle/run")
-                                  : "node " + shell_quote(source_dir() + "/tests/references/" + script);
+                                  : "node --preserve-symlinks " +
+                                        shell_quote(source_dir() + "/tests/references/" + script);
   const std::string command = "ORACLE_THREADS=1 " + program + " " + arguments;
   // The oracle's launcher copies its script into a shared cache on every call, so a call that
   // starts while another one copies can read a truncated script (it then prints nothing, or a
