@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sample/grammar/canonical_positions.h"
 #include "sample/grammar/gbnf_parser.h"
 
 namespace sinter {
@@ -36,50 +37,54 @@ uint32_t class_end(const std::vector<GrammarElement>& el, uint32_t pos) {
   return pos;
 }
 
-Status add_unique(const CompiledGrammar& g, std::vector<GrammarStack>& out, GrammarStack&& stack) {
-  if (std::find(out.begin(), out.end(), stack) != out.end()) return ok_status();
-  if (out.size() >= g.limits.max_stacks) {
-    return make_error(ErrorCode::kInvalidArgument, "grammar: more than ", g.limits.max_stacks,
-                      " ways to parse the text at once (the grammar is too ambiguous)");
-  }
-  out.push_back(std::move(stack));
-  return ok_status();
+// Buffers of the calls below, kept per thread: advance_stacks runs once per trie node of a mask,
+// and fresh buffers each time were a good part of its cost.
+struct Scratch {
+  std::vector<GrammarStack> todo;           // expand()
+  std::vector<GrammarStack> continuations;  // advance_stacks()
+};
+
+Scratch& scratch() {
+  thread_local Scratch buffers;
+  return buffers;
+}
+
+Error too_many_states(const CompiledGrammar& g) {
+  return make_error(ErrorCode::kInvalidArgument, "grammar: the grammar needs more than ", g.limits.max_stacks,
+                    " parse states at this point (it is too ambiguous); simplify it");
 }
 
 // Expands rule references on top of `stack` until every top is a class (or the stack is empty),
-// adding the results to `out`.
-Status expand(const CompiledGrammar& g, GrammarStack stack, std::vector<GrammarStack>& out) {
+// adding the results to `out`. `expanded` counts the stacks popped for the current character.
+Status expand(const CompiledGrammar& g, GrammarStack stack, StackSet& out, size_t& expanded) {
   const std::vector<GrammarElement>& el = g.grammar.elements;
-  std::vector<GrammarStack> todo;
+  std::vector<GrammarStack>& todo = scratch().todo;
+  todo.clear();
   todo.push_back(std::move(stack));
-  size_t visited = 0;
   while (!todo.empty()) {
     GrammarStack s = std::move(todo.back());
     todo.pop_back();
-    if (++visited > g.limits.max_expansion) {
+    if (++expanded > g.limits.max_expansion) {
       return make_error(ErrorCode::kInvalidArgument,
                         "grammar: expanding the rules after one character took more than ",
-                        g.limits.max_expansion, " steps (the grammar is too ambiguous)");
+                        g.limits.max_expansion, " steps (the grammar is too ambiguous); simplify it");
     }
     if (s.empty() || el[s.back()].type != Type::kRuleRef) {
-      SINTER_TRY(add_unique(g, out, std::move(s)));
+      if (out.insert(std::move(s)) && out.size() > g.limits.max_stacks) return too_many_states(g);
       continue;
     }
     const uint32_t pos = s.back();
     s.pop_back();
-    if (!ends_alternative(el[pos + 1])) s.push_back(pos + 1);  // the rest of this alternative
+    if (!ends_alternative(el[pos + 1])) s.push_back(g.canonical[pos + 1]);  // the rest of this alternative
     if (s.size() >= g.limits.max_stack_depth) {
       return make_error(ErrorCode::kInvalidArgument, "grammar: rules nested deeper than ",
                         g.limits.max_stack_depth);
     }
-    // One stack per alternative of the referenced rule (an empty alternative adds nothing).
-    for (uint32_t i = g.grammar.rule_start[el[pos].value];;) {
+    // One stack per distinct alternative of the referenced rule (an empty one adds nothing).
+    for (const uint32_t start : g.alternatives[el[pos].value]) {
       GrammarStack next = s;
-      if (!ends_alternative(el[i])) next.push_back(i);
+      if (start != kEmptyAlternative) next.push_back(start);
       todo.push_back(std::move(next));
-      while (!ends_alternative(el[i])) ++i;
-      if (el[i].type == Type::kEnd) break;
-      ++i;
     }
   }
   return ok_status();
@@ -139,15 +144,21 @@ bool partial_matches(const Grammar& grammar, const GrammarStack& stack, const Ut
 
 Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarStack>& stacks, uint32_t cp,
                       std::vector<GrammarStack>& out) {
-  out.clear();
   const std::vector<GrammarElement>& el = grammar.grammar.elements;
+  // The stacks past the character, each once: parses often continue alike (alternatives that
+  // end here), and a continuation is expanded once however many parses reach it.
+  std::vector<GrammarStack>& continuations = scratch().continuations;
+  StackSet unique_continuations(continuations);
   for (const GrammarStack& s : stacks) {
     if (s.empty() || !class_matches(el, s.back(), cp)) continue;
     GrammarStack next(s.begin(), s.end() - 1);
     const uint32_t after = class_end(el, s.back());
-    if (!ends_alternative(el[after])) next.push_back(after);
-    SINTER_TRY(expand(grammar, std::move(next), out));
+    if (!ends_alternative(el[after])) next.push_back(grammar.canonical[after]);
+    unique_continuations.insert(std::move(next));
   }
+  StackSet result(out);
+  size_t expanded = 0;
+  for (GrammarStack& next : continuations) SINTER_TRY(expand(grammar, std::move(next), result, expanded));
   return ok_status();
 }
 
@@ -157,14 +168,14 @@ Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(std::string_view 
   auto compiled = std::make_shared<CompiledGrammar>();
   compiled->grammar = std::move(grammar);
   compiled->limits = limits;
-  const std::vector<GrammarElement>& el = compiled->grammar.elements;
-  for (uint32_t i = compiled->grammar.rule_start[compiled->grammar.root];;) {
+  compiled->canonical = canonical_positions(compiled->grammar);
+  compiled->alternatives = distinct_alternatives(compiled->grammar, compiled->canonical);
+  StackSet initial(compiled->initial_stacks);
+  size_t expanded = 0;
+  for (const uint32_t start : compiled->alternatives[compiled->grammar.root]) {
     GrammarStack stack;
-    if (!ends_alternative(el[i])) stack.push_back(i);
-    SINTER_TRY(expand(*compiled, std::move(stack), compiled->initial_stacks));
-    while (!ends_alternative(el[i])) ++i;
-    if (el[i].type == Type::kEnd) break;
-    ++i;
+    if (start != kEmptyAlternative) stack.push_back(start);
+    SINTER_TRY(expand(*compiled, std::move(stack), initial, expanded));
   }
   return std::shared_ptr<const CompiledGrammar>(std::move(compiled));
 }

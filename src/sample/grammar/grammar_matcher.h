@@ -17,7 +17,9 @@
 // pieces as C strings).
 //
 // Copyable: a copy is an independent matcher (the grammar itself is shared and immutable). Work
-// per code point is bounded by GrammarLimits, so a hostile grammar gives an error, never a hang.
+// per code point is bounded by GrammarLimits (the parses alive after it, the rules expanded for
+// it), so a hostile grammar gives an error, never a hang. Parses that can no longer differ are
+// merged (canonical_positions.h, stack_set.h): equal alternatives cost what one does.
 #pragma once
 
 #include <cstdint>
@@ -26,14 +28,15 @@
 #include <vector>
 
 #include "sample/grammar/grammar.h"
+#include "sample/grammar/stack_set.h"
 #include "sinter/result.h"
 
 namespace sinter {
 
 struct GrammarLimits {
-  size_t max_stacks = 1024;         // parses alive at once (an ambiguity bound)
+  size_t max_stacks = 1024;         // distinct parses alive at once, after duplicates merge
   size_t max_stack_depth = 8192;    // nested rules on one stack (recursion bound)
-  size_t max_expansion = 1u << 16;  // stacks visited while expanding after one code point
+  size_t max_expansion = 1u << 16;  // stacks popped while expanding after one character
 };
 
 // The UTF-8 sequence in progress at the end of the bytes seen so far.
@@ -49,20 +52,21 @@ enum class Utf8Step { kNeedMore, kCodePoint, kInvalid };
 // checked). Once kInvalid, the state stays invalid.
 Utf8Step utf8_step(Utf8State& state, uint8_t byte, bool carried);
 
-using GrammarStack = std::vector<uint32_t>;  // positions in Grammar::elements, top at back
-
 // A grammar with the limits its matchers run under; built once, shared by every sequence.
 struct CompiledGrammar {
   Grammar grammar;
   GrammarLimits limits;
-  std::vector<GrammarStack> initial_stacks;  // root's alternatives, expanded
+  std::vector<uint32_t> canonical;  // [position] → the one pushed for it (canonical_positions.h)
+  std::vector<std::vector<uint32_t>> alternatives;  // [rule] → its distinct alternatives' first positions
+  std::vector<GrammarStack> initial_stacks;         // root's alternatives, expanded
 };
 
 // Parses GBNF text (see gbnf_parser.h) and expands the start rule once.
 Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(std::string_view gbnf_text,
                                                                const GrammarLimits& limits = {});
 
-// The stacks after code point `cp` from `stacks` (appended to `out`, which is cleared first).
+// The stacks after code point `cp` from `stacks`, each once, into `out` (cleared first; not
+// `stacks`).
 Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarStack>& stacks, uint32_t cp,
                       std::vector<GrammarStack>& out);
 
