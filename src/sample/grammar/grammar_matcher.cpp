@@ -49,6 +49,10 @@ Scratch& scratch() {
   return buffers;
 }
 
+// Extra work units for copying `stack`: one per 64 entries (a deep stack costs its length to
+// copy, and a unit should stay about the same time; a stack of real grammars is a few deep).
+uint64_t copy_cost(const GrammarStack& stack) { return stack.size() / 64; }
+
 Error too_many_states(const CompiledGrammar& g) {
   return make_error(ErrorCode::kInvalidArgument, "grammar: the grammar needs more than ", g.limits.max_stacks,
                     " parse states at this point (it is too ambiguous); simplify it");
@@ -56,7 +60,8 @@ Error too_many_states(const CompiledGrammar& g) {
 
 // Expands rule references on top of `stack` until every top is a class (or the stack is empty),
 // adding the results to `out`. `expanded` counts the stacks popped for the current character.
-Status expand(const CompiledGrammar& g, GrammarStack stack, StackSet& out, size_t& expanded) {
+Status expand(const CompiledGrammar& g, GrammarStack stack, StackSet& out, GrammarBudget& budget,
+              size_t& expanded) {
   const std::vector<GrammarElement>& el = g.grammar.elements;
   std::vector<GrammarStack>& todo = scratch().todo;
   todo.clear();
@@ -69,6 +74,7 @@ Status expand(const CompiledGrammar& g, GrammarStack stack, StackSet& out, size_
                         "grammar: expanding the rules after one character took more than ",
                         g.limits.max_expansion, " steps (the grammar is too ambiguous); simplify it");
     }
+    if (!budget.spend(1 + copy_cost(s))) return budget.exceeded();
     if (s.empty() || el[s.back()].type != Type::kRuleRef) {
       if (out.insert(std::move(s)) && out.size() > g.limits.max_stacks) return too_many_states(g);
       continue;
@@ -143,14 +149,16 @@ bool partial_matches(const Grammar& grammar, const GrammarStack& stack, const Ut
 }
 
 Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarStack>& stacks, uint32_t cp,
-                      std::vector<GrammarStack>& out) {
+                      std::vector<GrammarStack>& out, GrammarBudget& budget) {
   const std::vector<GrammarElement>& el = grammar.grammar.elements;
   // The stacks past the character, each once: parses often continue alike (alternatives that
   // end here), and a continuation is expanded once however many parses reach it.
   std::vector<GrammarStack>& continuations = scratch().continuations;
   StackSet unique_continuations(continuations);
   for (const GrammarStack& s : stacks) {
+    if (!budget.spend(1)) return budget.exceeded();
     if (s.empty() || !class_matches(el, s.back(), cp)) continue;
+    if (!budget.spend(copy_cost(s))) return budget.exceeded();
     GrammarStack next(s.begin(), s.end() - 1);
     const uint32_t after = class_end(el, s.back());
     if (!ends_alternative(el[after])) next.push_back(grammar.canonical[after]);
@@ -158,7 +166,9 @@ Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarS
   }
   StackSet result(out);
   size_t expanded = 0;
-  for (GrammarStack& next : continuations) SINTER_TRY(expand(grammar, std::move(next), result, expanded));
+  for (GrammarStack& next : continuations)
+    SINTER_TRY(expand(grammar, std::move(next), result, budget, expanded));
+  budget.note_states(out.size());
   return ok_status();
 }
 
@@ -170,12 +180,13 @@ Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(std::string_view 
   compiled->limits = limits;
   compiled->canonical = canonical_positions(compiled->grammar);
   compiled->alternatives = distinct_alternatives(compiled->grammar, compiled->canonical);
+  GrammarBudget budget(limits);
   StackSet initial(compiled->initial_stacks);
   size_t expanded = 0;
   for (const uint32_t start : compiled->alternatives[compiled->grammar.root]) {
     GrammarStack stack;
     if (start != kEmptyAlternative) stack.push_back(start);
-    SINTER_TRY(expand(*compiled, std::move(stack), initial, expanded));
+    SINTER_TRY(expand(*compiled, std::move(stack), initial, budget, expanded));
   }
   return std::shared_ptr<const CompiledGrammar>(std::move(compiled));
 }
@@ -197,7 +208,7 @@ bool GrammarMatcher::finished() const {
 }
 
 Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStack>& stacks,
-                                 Utf8State& partial) const {
+                                 Utf8State& partial, GrammarBudget& budget) const {
   bytes = grammar_piece(bytes);
   if (bytes.empty()) return false;
   bool carried = partial.remaining > 0;
@@ -208,7 +219,7 @@ Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStac
       case Utf8Step::kNeedMore: break;
       case Utf8Step::kCodePoint:
         carried = false;
-        SINTER_TRY(advance_stacks(*grammar_, stacks, partial.value, next));
+        SINTER_TRY(advance_stacks(*grammar_, stacks, partial.value, next, budget));
         stacks.swap(next);
         partial = {};
         if (stacks.empty()) return false;
@@ -224,21 +235,36 @@ Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStac
 }
 
 Result<bool> GrammarMatcher::allows(std::string_view bytes) const {
+  GrammarBudget budget(grammar_->limits);
+  return allows(bytes, budget);
+}
+
+Result<bool> GrammarMatcher::allows(std::string_view bytes, GrammarBudget& budget) const {
   std::vector<GrammarStack> stacks = stacks_;
   Utf8State partial = partial_;
-  return run(bytes, stacks, partial);
+  return run(bytes, stacks, partial, budget);
 }
 
 Status GrammarMatcher::accept(std::string_view bytes) {
+  GrammarBudget budget(grammar_->limits);
+  return accept(bytes, budget);
+}
+
+Status GrammarMatcher::accept(std::string_view bytes, GrammarBudget& budget) {
+  SINTER_ASSIGN(const bool accepted, try_accept(bytes, budget));
+  if (!accepted)
+    return make_error(ErrorCode::kInvalidArgument, "grammar: the token's text is not allowed here");
+  return ok_status();
+}
+
+Result<bool> GrammarMatcher::try_accept(std::string_view bytes, GrammarBudget& budget) {
   std::vector<GrammarStack> stacks = stacks_;
   Utf8State partial = partial_;
-  SINTER_ASSIGN(const bool allowed, run(bytes, stacks, partial));
-  if (!allowed) {
-    return make_error(ErrorCode::kInvalidArgument, "grammar: the token's text is not allowed here");
-  }
+  SINTER_ASSIGN(const bool allowed, run(bytes, stacks, partial, budget));
+  if (!allowed) return false;
   stacks_ = std::move(stacks);
   partial_ = partial;
-  return ok_status();
+  return true;
 }
 
 }  // namespace sinter
