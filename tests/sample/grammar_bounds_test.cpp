@@ -186,7 +186,7 @@ TEST(GrammarBounds, StepTimeIsABackstop) {
   std::vector<uint8_t> mask;
   GrammarMaskScratch scratch;
   GrammarLimits limits;
-  limits.max_step_cpu_time = std::chrono::nanoseconds(1);  // spent before the first look at the clock
+  limits.max_step_cpu_time = std::chrono::nanoseconds(1);  // spent by the second look at the clock
   GrammarMatcher m(compile(kWideGrammar, limits));
   const Status status = grammar_token_mask(m, *vocab, mask, scratch);
   ASSERT_FALSE(status.ok());

@@ -21,16 +21,18 @@ std::chrono::nanoseconds thread_cpu_time() {
 }  // namespace
 
 GrammarBudget::GrammarBudget(const GrammarLimits& limits)
-    : limits_(limits),
-      deadline_(limits.max_step_cpu_time.count() > 0 ? thread_cpu_time() + limits.max_step_cpu_time
-                                                     : std::chrono::nanoseconds::max()),
-      next_check_(std::min(kClockInterval, past(limits.max_step_work))) {}
+    : limits_(limits), next_check_(std::min(kClockInterval, past(limits.max_step_work))) {}
 
 bool GrammarBudget::check() {
   if (out_of_time_ || used_ > limits_.max_step_work) return false;
-  if (limits_.max_step_cpu_time.count() > 0 && thread_cpu_time() >= deadline_) {
-    out_of_time_ = true;
-    return false;
+  if (limits_.max_step_cpu_time.count() > 0) {
+    const std::chrono::nanoseconds now = thread_cpu_time();
+    if (deadline_.count() == 0) {
+      deadline_ = now + limits_.max_step_cpu_time;
+    } else if (now >= deadline_) {
+      out_of_time_ = true;
+      return false;
+    }
   }
   next_check_ = std::min(used_ + kClockInterval, past(limits_.max_step_work));
   return true;

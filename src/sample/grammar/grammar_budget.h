@@ -9,7 +9,9 @@
 //            character, a stack popped while expanding rules (each a few to a few hundred ns);
 //   time     the CPU time the step's thread spends, read every kClockInterval units: a backstop
 //            for a cost the units do not see. CPU time, not wall time: on a busy machine a real
-//            mask waits for the processor, and a wall-clock deadline would fail it.
+//            mask waits for the processor, and a wall-clock deadline would fail it. The clock
+//            (a system call) is first read after kClockInterval units, so that the many cheap
+//            steps never read it; those first units (well under a millisecond) go untimed.
 //
 // Exceeding one is an error naming the limit; the sequence ends with it, the others go on.
 //
@@ -41,7 +43,7 @@ struct GrammarLimits {
 
 class GrammarBudget {
  public:
-  // The CPU time counts from here, on the calling thread (the one that spends the budget).
+  // The CPU time is the calling thread's (the one that spends the budget).
   explicit GrammarBudget(const GrammarLimits& limits);
 
   // Counts `units` of work; false once the step's work or time is exhausted (then exceeded()
@@ -67,7 +69,7 @@ class GrammarBudget {
   bool check();
 
   GrammarLimits limits_;
-  std::chrono::nanoseconds deadline_;  // on the thread's CPU clock
+  std::chrono::nanoseconds deadline_{0};  // on the thread's CPU clock; 0: not read yet
   uint64_t used_ = 0;
   uint64_t next_check_ = 0;
   size_t peak_states_ = 0;
