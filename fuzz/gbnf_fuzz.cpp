@@ -2,7 +2,9 @@
 // grammar, optionally followed by "\n%%\n" and text: the text is fed to the matcher in tokens of
 // 1..4 bytes (UTF-8 sequences split across them), and at each step the trie mask over a small
 // vocabulary must equal the per-token check. A malformed grammar must be an Error; nothing may
-// crash, hang or use unbounded memory (the limits below are small on purpose).
+// crash, hang or use unbounded memory (the limits below are small on purpose). Seeds: fuzz/corpus/gbnf/
+// (bomb-*: grammars within the parser's limits whose work per token the matcher's limits bound;
+// bad-*: escapes and bytes that are no character).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -56,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_stacks = 64;
   limits.max_stack_depth = 256;
   limits.max_expansion = 4096;
+  limits.max_step_work = 1u << 20;  // a bomb ends in an error within a few ms, not the fuzzer's timeout
   auto compiled = compile_grammar(grammar_text, limits);
   if (!compiled) return 0;  // the expansion of the start rule hit a limit
   GrammarMatcher matcher(*compiled);

@@ -83,7 +83,8 @@ Result<SequenceState> SequenceState::create(SequenceId id, std::vector<TokenId> 
   for (TokenId token : prompt) SINTER_TRY(sampler.accept(token));
   // Set after the prompt's tokens: the grammar constrains what is generated.
   if (!options.grammar.empty()) {
-    SINTER_ASSIGN(std::shared_ptr<const CompiledGrammar> grammar, compile_grammar(options.grammar));
+    SINTER_ASSIGN(std::shared_ptr<const CompiledGrammar> grammar,
+                  compile_grammar(options.grammar, options.grammar_limits));
     SINTER_TRY(
         sampler.set_grammar(std::move(grammar), grammar_vocabulary_for(tokenizer), options.grammar_triggers));
   }

@@ -51,6 +51,9 @@ struct GenerationOptions {
   // With trigger words the grammar is lazy, off until the generated text contains one of them
   // (tool calls: sample/grammar/grammar_trigger.h).
   GrammarTriggers grammar_triggers;
+  // What the grammar may cost per token (parses alive, work, time: sample/grammar/grammar_budget.h).
+  // Past a limit, accept_logits is an error and the sequence ends with it.
+  GrammarLimits grammar_limits;
 };
 
 class SequenceState {

@@ -117,7 +117,8 @@ Status SamplerChain::run_stages(std::span<const float> logits, CandidateSet& set
 
 Result<std::span<const Candidate>> SamplerChain::distribution(std::span<const float> logits) {
   if (grammar_active()) {
-    SINTER_TRY(mask_logits(logits));
+    GrammarBudget budget(matcher_->grammar().limits);
+    SINTER_TRY(mask_logits(logits, budget));
     logits = masked_logits_;
   }
   CandidateSet set;
@@ -134,30 +135,32 @@ Result<TokenId> SamplerChain::pick(std::span<const float> logits) {
 
 Result<TokenId> SamplerChain::sample(std::span<const float> logits) {
   if (!matcher_) return pick(logits);
-  if (!grammar_active()) return pick_before_trigger(logits);
+  // All the grammar's work for this token, fast path and mask, shares one budget.
+  GrammarBudget budget(matcher_->grammar().limits);
+  if (!grammar_active()) return pick_before_trigger(logits, budget);
   if (grammar_fast_path_) {
     SINTER_ASSIGN(const TokenId first, pick(logits));
-    SINTER_ASSIGN(const bool allowed, grammar_allows_token(*matcher_, *grammar_vocabulary_, first));
+    SINTER_ASSIGN(const bool allowed, grammar_allows_token(*matcher_, *grammar_vocabulary_, first, budget));
     if (allowed) return first;
   }
-  SINTER_TRY(mask_logits(logits));
+  SINTER_TRY(mask_logits(logits, budget));
   return pick(masked_logits_);
 }
 
-Result<bool> SamplerChain::triggers_rejected_text(TokenId id) const {
+Result<bool> SamplerChain::triggers_rejected_text(TokenId id, GrammarBudget& budget) const {
   if (grammar_vocabulary_->is_end_of_generation(id)) return false;
   const std::string_view piece = grammar_vocabulary_->piece(id);
   const std::optional<size_t> start = lazy_->peek(piece);
   if (!start) return false;
   std::string text = lazy_->text();
   text += piece;
-  SINTER_ASSIGN(const bool allowed, matcher_->allows(std::string_view(text).substr(*start)));
+  SINTER_ASSIGN(const bool allowed, matcher_->allows(std::string_view(text).substr(*start), budget));
   return !allowed;
 }
 
-Result<TokenId> SamplerChain::pick_before_trigger(std::span<const float> logits) {
+Result<TokenId> SamplerChain::pick_before_trigger(std::span<const float> logits, GrammarBudget& budget) {
   SINTER_ASSIGN(TokenId token, pick(logits));
-  SINTER_ASSIGN(bool rejected, triggers_rejected_text(token));
+  SINTER_ASSIGN(bool rejected, triggers_rejected_text(token, budget));
   if (!rejected) return token;
   // Rare: ban such tokens one at a time and pick again.
   if (logits.size() != masked_logits_.size()) {
@@ -168,17 +171,17 @@ Result<TokenId> SamplerChain::pick_before_trigger(std::span<const float> logits)
   for (int32_t tries = 0; rejected && tries < vocab_size_; ++tries) {
     masked_logits_[static_cast<size_t>(token)] = -std::numeric_limits<float>::infinity();
     SINTER_ASSIGN(token, pick(masked_logits_));
-    SINTER_ASSIGN(rejected, triggers_rejected_text(token));
+    SINTER_ASSIGN(rejected, triggers_rejected_text(token, budget));
   }
   return token;
 }
 
-Status SamplerChain::mask_logits(std::span<const float> logits) {
+Status SamplerChain::mask_logits(std::span<const float> logits, GrammarBudget& budget) {
   if (logits.size() != masked_logits_.size()) {
     return make_error(ErrorCode::kInvalidArgument, "sampler: got ", logits.size(),
                       " logits for a vocabulary of ", vocab_size_, " tokens");
   }
-  SINTER_TRY(grammar_token_mask(*matcher_, *grammar_vocabulary_, allowed_, mask_scratch_));
+  SINTER_TRY(grammar_token_mask(*matcher_, *grammar_vocabulary_, allowed_, mask_scratch_, budget));
   bool any = false;
   for (size_t i = 0; i < logits.size(); ++i) {
     masked_logits_[i] = allowed_[i] ? logits[i] : -std::numeric_limits<float>::infinity();
@@ -215,6 +218,8 @@ Status SamplerChain::accept(TokenId token) {
     return make_error(ErrorCode::kInvalidArgument, "sampler: accepted token ", token,
                       " is outside the vocabulary [0, ", vocab_size_, ")");
   }
+  std::optional<GrammarBudget> budget;
+  if (matcher_) budget.emplace(matcher_->grammar().limits);
   if (matcher_ && !grammar_active()) {
     if (!grammar_vocabulary_->is_end_of_generation(token)) {
       const std::string_view piece = grammar_vocabulary_->piece(token);
@@ -222,12 +227,12 @@ Status SamplerChain::accept(TokenId token) {
         std::string text = lazy_->text();
         text += piece;
         // The trigger's text must match; then the scan records it and the grammar is active.
-        SINTER_TRY(matcher_->accept(std::string_view(text).substr(*start)));
+        SINTER_TRY(matcher_->accept(std::string_view(text).substr(*start), *budget));
       }
       lazy_->feed(piece);
     }
   } else if (matcher_) {
-    SINTER_TRY(grammar_accept_token(*matcher_, *grammar_vocabulary_, token));
+    SINTER_TRY(grammar_accept_token(*matcher_, *grammar_vocabulary_, token, *budget));
   }
   window_.push(token);
   return ok_status();

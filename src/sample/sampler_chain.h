@@ -19,7 +19,9 @@
 // tokens either way; a draw consumes one random number when the first pick is allowed and two
 // when it is not (still reproducible: same seed, same tokens). accept() advances the grammar.
 // End-of-generation tokens are allowed only where the grammar can be complete. With a grammar,
-// sample() allocates (the matcher's stacks).
+// sample() allocates (the matcher's stacks), and the grammar's work for one sample() (and for one
+// accept()) is bounded by its GrammarLimits: past them the call is an error saying so
+// (sample/grammar/grammar_budget.h).
 //
 // A lazy grammar (set_grammar with triggers, sample/grammar/grammar_trigger.h) leaves the text
 // free until it contains a trigger; the text from the trigger's first byte must then match, and
@@ -95,12 +97,12 @@ class SamplerChain {
   // The stages and the pick (argmax or draw) over the logits.
   Result<TokenId> pick(std::span<const float> logits);
   // masked_logits_ = logits, with -inf for every token the grammar does not allow now.
-  Status mask_logits(std::span<const float> logits);
+  Status mask_logits(std::span<const float> logits, GrammarBudget& budget);
   // A lazy grammar waiting for its trigger: an unconstrained pick, except tokens that would
   // start the grammar on text it rejects.
-  Result<TokenId> pick_before_trigger(std::span<const float> logits);
+  Result<TokenId> pick_before_trigger(std::span<const float> logits, GrammarBudget& budget);
   // Whether token `id` would trigger the lazy grammar on text it rejects.
-  Result<bool> triggers_rejected_text(TokenId id) const;
+  Result<bool> triggers_rejected_text(TokenId id, GrammarBudget& budget) const;
 
   SamplerOptions options_;
   int32_t vocab_size_;

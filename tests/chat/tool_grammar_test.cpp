@@ -9,6 +9,7 @@
 
 #include "sample/grammar/grammar_matcher.h"
 #include "sample/json_schema_grammar.h"
+#include "support/grammar_walk.h"
 
 namespace sinter::chat::tools {
 namespace {
@@ -168,6 +169,32 @@ TEST(ToolGrammar, RequiredGptOssMayReasonFirst) {
       accepts(gbnf,
               "<|channel|>analysis<|message|>Need the time.<|end|><|start|>assistant<|channel|>commentary "
               "to=functions.get_time <|constrain|>json<|message|>{\"timezone\": \"UTC\"}"));
+}
+
+// Every family's grammar, lazy or required, one call or several, stays far below the grammar
+// limits (sample/grammar/grammar_budget.h) on random walks through it.
+TEST(ToolGrammar, EveryFamilyStaysFarBelowTheGrammarLimits) {
+  const GrammarLimits limits;
+  const auto vocab = sinter::testing::walk_vocabulary();
+  for (const char* name : {"generic", "hermes", "llama3", "mistral", "mistral-args", "granite", "phi4-mini",
+                           "deepseek-r1", "deepseek-v3.1", "gpt-oss"}) {
+    ToolFormat format = tool_format_for(*tool_family_from_name(name));
+    format.reasoning_open = "<think>";
+    format.reasoning_close = "</think>";
+    for (const bool parallel : {false, true}) {
+      for (const bool required : {false, true}) {
+        ToolGrammarOptions options;
+        options.parallel_calls = parallel;
+        options.required = required;
+        auto compiled = compile_grammar(tool_grammar(format, options), limits);
+        ASSERT_TRUE(compiled.ok()) << name << ": " << compiled.error().message();
+        auto cost = sinter::testing::walk_grammar(*compiled, *vocab, 11, 4, 64);
+        ASSERT_TRUE(cost.ok()) << name << ": " << cost.error().message();
+        EXPECT_LE(cost->peak_states * 16, limits.max_stacks) << name << " parallel " << parallel;
+        EXPECT_LE(cost->peak_work * 256, limits.max_step_work) << name << " parallel " << parallel;
+      }
+    }
+  }
 }
 
 TEST(ToolGrammar, LiteralsEscapeNamesAndRulesArePrefixed) {

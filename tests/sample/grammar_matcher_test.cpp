@@ -87,9 +87,12 @@ TEST(GrammarMatcher, CompletionAndContinuation) {
 TEST(GrammarMatcher, AmbiguityIsBounded) {
   GrammarLimits limits;
   limits.max_stacks = 8;
-  // Every 'a' can end any of many rules: the parses multiply.
+  // Every 'a' can end or continue many rules in different ways: the parses multiply (parses that
+  // can no longer differ merge, so the continuations differ).
   auto compiled = compile_grammar(
-      "root ::= x*\nx ::= \"a\" | \"a\" \"a\" | \"a\" \"a\" \"a\" | y\ny ::= \"a\"+\n", limits);
+      "root ::= x*\nx ::= \"a\" | \"a\" \"b\" | \"a\" \"a\" \"c\" | \"a\" \"a\" \"a\" \"d\" | y\ny ::= "
+      "\"a\"+ \"e\"\n",
+      limits);
   ASSERT_TRUE(compiled.ok());
   GrammarMatcher m(*compiled);
   Status status = ok_status();

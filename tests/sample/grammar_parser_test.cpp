@@ -73,6 +73,36 @@ TEST(GbnfParser, ClassesAndEscapes) {
   EXPECT_TRUE(matches("root ::= \"\"\n", ""));
 }
 
+TEST(GbnfParser, CharactersMustBeUnicodeScalarValues) {
+  // Surrogates and values above U+10FFFF have no UTF-8 form: a grammar asking for one would make
+  // the model write invalid UTF-8. Escapes and raw bytes alike; the position is the escape's.
+  EXPECT_EQ(
+      error_of("root ::= \"\\U0011FFFF\"\n"),
+      "grammar line 1, column 11: the escape '\\U0011FFFF' is U+11FFFF, above U+10FFFF, the largest code "
+      "point");
+  EXPECT_EQ(error_of("root ::= \"ab\\uD800\"\n"),
+            "grammar line 1, column 13: the escape '\\uD800' is U+D800, a UTF-16 surrogate, not a character");
+  EXPECT_EQ(error_of("root ::= [a\\uDFFF]\n"),
+            "grammar line 1, column 12: the escape '\\uDFFF' is U+DFFF, a UTF-16 surrogate, not a character");
+  EXPECT_EQ(error_of("root ::= \"x\"\nr ::= [\\u0041-\\U0000DC00]\n"),
+            "grammar line 2, column 15: the escape '\\U0000DC00' is U+DC00, a UTF-16 surrogate, not a "
+            "character");
+  EXPECT_EQ(
+      error_of("root ::= [^\\UFFFFFFFF]\n"),
+      "grammar line 1, column 12: the escape '\\UFFFFFFFF' is U+FFFFFFFF, above U+10FFFF, the largest code "
+      "point");
+  EXPECT_EQ(error_of("root ::= \"\xed\xa0\x80\"\n"),
+            "grammar line 1, column 11: the bytes here decode to U+D800, a UTF-16 surrogate, not a character "
+            "(the text is not valid UTF-8)");
+  EXPECT_EQ(error_of("root ::= [\xf4\x90\x80\x80]\n"),
+            "grammar line 1, column 11: the bytes here decode to U+110000, above U+10FFFF, the largest code "
+            "point (the text is not valid UTF-8)");
+  // The neighbours are characters; a range may span the surrogates (they only never match).
+  EXPECT_TRUE(
+      matches("root ::= \"\\U0010FFFF\\uD7FF\\uE000\"\n", "\xf4\x8f\xbf\xbf\xed\x9f\xbf\xee\x80\x80"));
+  EXPECT_TRUE(matches("root ::= [\\u0000-\\U0010FFFF]\n", "\xf4\x8f\xbf\xbf"));
+}
+
 TEST(GbnfParser, RulesSpanLinesInsideParentheses) {
   const char* g = "root ::= (\n  \"a\" |\n  \"b\"\n) c\nc ::= \"c\"\n";
   EXPECT_TRUE(matches(g, "ac"));

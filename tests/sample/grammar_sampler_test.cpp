@@ -191,9 +191,14 @@ TEST(GrammarSampling, EndOfGenerationOnlyWhereComplete) {
 TEST(GrammarSampling, NoAllowedTokenIsAnError) {
   SamplerOptions greedy;
   greedy.temperature = 0.0f;
-  SamplerChain chain = grammar_chain(greedy, "root ::= \"\\U00400000\"\n", true);  // beyond any UTF-8
-  std::vector<float> logits(static_cast<size_t>(chain.vocab_size()), 0.0f);
-  auto token = chain.sample(logits);
+  // No token of this vocabulary starts a "c" (every code point has its lead byte in the test
+  // vocabulary, and a grammar must not ask for what no UTF-8 can hold).
+  auto vocab = GrammarVocabulary::build({"a", "b", "ab"}, {false, false, false});
+  auto chain = SamplerChain::create(greedy, vocab->size());
+  ASSERT_TRUE(chain.ok());
+  ASSERT_TRUE(chain->set_grammar(compile("root ::= \"c\"\n"), vocab).ok());
+  std::vector<float> logits(static_cast<size_t>(chain->vocab_size()), 0.0f);
+  auto token = chain->sample(logits);
   ASSERT_FALSE(token.ok());
   EXPECT_NE(token.error().message().find("allows no token"), std::string::npos);
 }

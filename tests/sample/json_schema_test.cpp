@@ -256,6 +256,24 @@ TEST(JsonSchemaErrors, UnsupportedKeywordsNameTheirPointer) {
                        "schema pattern at /properties/p/pattern is not supported: lookbehind"));
 }
 
+TEST(JsonSchemaErrors, PatternEscapesMustBeCharacters) {
+  // A lone surrogate escape is no character (no UTF-8 form); the error names its offset.
+  EXPECT_EQ(error_of(R"({"type": "string", "pattern": "^ab\\uD800$"})"),
+            "schema pattern at /pattern is invalid: the escape '\\uD800' is a lone UTF-16 surrogate, not a "
+            "character, at offset 3");
+  EXPECT_TRUE(contains(error_of(R"({"properties": {"p": {"type": "string", "pattern": "[a\\uDC00]"}}})"),
+                       "schema pattern at /properties/p/pattern is invalid: the escape '\\uDC00' is a lone"));
+  EXPECT_TRUE(contains(error_of(R"({"type": "string", "pattern": "\\uD83Dx"})"), "at offset 0"));
+  EXPECT_TRUE(contains(error_of(R"({"type": "string", "pattern": "\\uDE00\\uD83D"})"), "'\\uDE00'"));
+  // A surrogate pair is the character it encodes (as ECMA-262 reads it), in a literal and in a class.
+  EXPECT_TRUE(contains(convert(R"({"type": "string", "pattern": "^\\uD83D\\uDE00+$"})"), "\"😀\"+"));
+  EXPECT_TRUE(
+      contains(convert(R"({"type": "string", "pattern": "^[\\uD83D\\uDE00-\\uD83D\\uDE4F]$"})"), "[😀-🙏]"));
+  // JSON strings cannot carry a lone surrogate at all: const and enum never ask for one.
+  EXPECT_TRUE(contains(error_of(R"({"const": "\ud800"})"), "not valid JSON"));
+  EXPECT_TRUE(contains(error_of(R"({"enum": ["a", "\udc00"]})"), "not valid JSON"));
+}
+
 TEST(JsonSchemaErrors, BadSchemasAndRefs) {
   EXPECT_TRUE(contains(error_of("{\"type\": "), "not valid JSON"));
   EXPECT_TRUE(contains(error_of(R"({"type": "text"})"), "'text' at / is not a JSON Schema type"));

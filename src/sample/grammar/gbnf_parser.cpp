@@ -1,5 +1,6 @@
 #include "sample/grammar/gbnf_parser.h"
 
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -332,8 +333,31 @@ class GbnfParser {
   }
 
   // One character of a literal or class: an escape or one UTF-8 sequence (decoded as
-  // llama.cpp does: the lead byte says the length, continuation bytes are not checked).
+  // llama.cpp does: the lead byte says the length, continuation bytes are not checked). Either
+  // must give a Unicode scalar value: a surrogate or a value above U+10FFFF has no UTF-8 form, and
+  // a grammar that asks for one would make the model write invalid UTF-8.
   Result<uint32_t> parse_char() {
+    const size_t start = pos_;
+    SINTER_ASSIGN(const uint32_t value, parse_code_point());
+    if (value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+      const std::string_view what = text_.substr(start, pos_ - start);
+      const char* why =
+          value > 0x10FFFF ? "above U+10FFFF, the largest code point" : "a UTF-16 surrogate, not a character";
+      if (what.starts_with('\\'))
+        return error_at(start, "the escape '", what, "' is ", code_point_name(value), ", ", why);
+      return error_at(start, "the bytes here decode to ", code_point_name(value), ", ", why,
+                      " (the text is not valid UTF-8)");
+    }
+    return value;
+  }
+
+  static std::string code_point_name(uint32_t value) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "U+%04X", static_cast<unsigned>(value));
+    return buffer;
+  }
+
+  Result<uint32_t> parse_code_point() {
     const size_t start = pos_;
     if (peek() == '\\') {
       const char e = peek(1);

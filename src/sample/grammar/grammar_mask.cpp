@@ -6,6 +6,12 @@ namespace sinter {
 
 Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary& vocab,
                           std::vector<uint8_t>& allowed, GrammarMaskScratch& scratch) {
+  GrammarBudget budget(matcher.grammar().limits);
+  return grammar_token_mask(matcher, vocab, allowed, scratch, budget);
+}
+
+Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary& vocab,
+                          std::vector<uint8_t>& allowed, GrammarMaskScratch& scratch, GrammarBudget& budget) {
   allowed.assign(static_cast<size_t>(vocab.size()), 0);
   const bool complete = matcher.can_complete();
   for (TokenId id : vocab.end_of_generation_tokens()) allowed[static_cast<size_t>(id)] = complete ? 1 : 0;
@@ -30,6 +36,7 @@ Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary
     }
     const uint32_t child = frame.next_child;
     frame.next_child = nodes[child].next_sibling;
+    if (!budget.spend(1)) return budget.exceeded();
 
     Utf8State partial = frame.partial;
     bool carried = frame.carried;
@@ -40,8 +47,8 @@ Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary
     if (step == Utf8Step::kCodePoint) {
       if (scratch.stack_sets.size() <= used) scratch.stack_sets.emplace_back();
       // `frame` may dangle after the push below; everything needed was read above.
-      SINTER_TRY(
-          advance_stacks(grammar, scratch.stack_sets[stacks], partial.value, scratch.stack_sets[used]));
+      SINTER_TRY(advance_stacks(grammar, scratch.stack_sets[stacks], partial.value, scratch.stack_sets[used],
+                                budget));
       if (scratch.stack_sets[used].empty()) continue;  // no parse survives this prefix
       stacks = static_cast<uint32_t>(used++);
       owns = true;
@@ -70,21 +77,31 @@ Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary
 }
 
 Result<bool> grammar_allows_token(const GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id) {
+  GrammarBudget budget(matcher.grammar().limits);
+  return grammar_allows_token(matcher, vocab, id, budget);
+}
+
+Result<bool> grammar_allows_token(const GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id,
+                                  GrammarBudget& budget) {
   if (vocab.is_end_of_generation(id)) return matcher.can_complete();
-  return matcher.allows(vocab.piece(id));
+  return matcher.allows(vocab.piece(id), budget);
 }
 
 Status grammar_accept_token(GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id) {
+  GrammarBudget budget(matcher.grammar().limits);
+  return grammar_accept_token(matcher, vocab, id, budget);
+}
+
+Status grammar_accept_token(GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id,
+                            GrammarBudget& budget) {
   if (vocab.is_end_of_generation(id)) {
     if (matcher.can_complete()) return ok_status();
     return make_error(ErrorCode::kInvalidArgument, "grammar: end of generation (token ", id,
                       ") before the grammar is complete");
   }
-  const Status accepted = matcher.accept(vocab.piece(id));
-  if (!accepted) {
-    return make_error(ErrorCode::kInvalidArgument, "grammar: token ", id, " is not allowed here (",
-                      accepted.error().message(), ")");
-  }
+  SINTER_ASSIGN(const bool accepted, matcher.try_accept(vocab.piece(id), budget));
+  if (!accepted)
+    return make_error(ErrorCode::kInvalidArgument, "grammar: token ", id, " is not allowed here");
   return ok_status();
 }
 

@@ -6,6 +6,9 @@
 // as soon as no stack survives its prefix (or its bytes are invalid UTF-8). Cost: the trie nodes
 // reachable under the grammar, times the stack work per character; a permissive grammar (`.*`)
 // visits the whole trie (about the vocabulary's total bytes), a narrow one only a few nodes.
+//
+// Each call takes the GrammarBudget of its sampling step (a node visited is one unit of work);
+// the overloads without one make a fresh budget from the grammar's limits.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +37,18 @@ struct GrammarMaskScratch {
 
 // allowed[id] = 1 when the grammar allows token id next, else 0; resized to the vocabulary.
 Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary& vocab,
+                          std::vector<uint8_t>& allowed, GrammarMaskScratch& scratch, GrammarBudget& budget);
+Status grammar_token_mask(const GrammarMatcher& matcher, const GrammarVocabulary& vocab,
                           std::vector<uint8_t>& allowed, GrammarMaskScratch& scratch);
 
 // Whether the grammar allows token `id` next (end of generation: where it can be complete).
+Result<bool> grammar_allows_token(const GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id,
+                                  GrammarBudget& budget);
 Result<bool> grammar_allows_token(const GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id);
 
 // Advances the matcher over token `id`; a token the grammar does not allow is an error.
+Status grammar_accept_token(GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id,
+                            GrammarBudget& budget);
 Status grammar_accept_token(GrammarMatcher& matcher, const GrammarVocabulary& vocab, TokenId id);
 
 }  // namespace sinter

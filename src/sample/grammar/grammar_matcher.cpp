@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sample/grammar/canonical_positions.h"
 #include "sample/grammar/gbnf_parser.h"
 
 namespace sinter {
@@ -36,50 +37,60 @@ uint32_t class_end(const std::vector<GrammarElement>& el, uint32_t pos) {
   return pos;
 }
 
-Status add_unique(const CompiledGrammar& g, std::vector<GrammarStack>& out, GrammarStack&& stack) {
-  if (std::find(out.begin(), out.end(), stack) != out.end()) return ok_status();
-  if (out.size() >= g.limits.max_stacks) {
-    return make_error(ErrorCode::kInvalidArgument, "grammar: more than ", g.limits.max_stacks,
-                      " ways to parse the text at once (the grammar is too ambiguous)");
-  }
-  out.push_back(std::move(stack));
-  return ok_status();
+// Buffers of the calls below, kept per thread: advance_stacks runs once per trie node of a mask,
+// and fresh buffers each time were a good part of its cost.
+struct Scratch {
+  std::vector<GrammarStack> todo;           // expand()
+  std::vector<GrammarStack> continuations;  // advance_stacks()
+};
+
+Scratch& scratch() {
+  thread_local Scratch buffers;
+  return buffers;
+}
+
+// Extra work units for copying `stack`: one per 64 entries (a deep stack costs its length to
+// copy, and a unit should stay about the same time; a stack of real grammars is a few deep).
+uint64_t copy_cost(const GrammarStack& stack) { return stack.size() / 64; }
+
+Error too_many_states(const CompiledGrammar& g) {
+  return make_error(ErrorCode::kInvalidArgument, "grammar: the grammar needs more than ", g.limits.max_stacks,
+                    " parse states at this point (it is too ambiguous); simplify it");
 }
 
 // Expands rule references on top of `stack` until every top is a class (or the stack is empty),
-// adding the results to `out`.
-Status expand(const CompiledGrammar& g, GrammarStack stack, std::vector<GrammarStack>& out) {
+// adding the results to `out`. `expanded` counts the stacks popped for the current character.
+Status expand(const CompiledGrammar& g, GrammarStack stack, StackSet& out, GrammarBudget& budget,
+              size_t& expanded) {
   const std::vector<GrammarElement>& el = g.grammar.elements;
-  std::vector<GrammarStack> todo;
+  std::vector<GrammarStack>& todo = scratch().todo;
+  todo.clear();
   todo.push_back(std::move(stack));
-  size_t visited = 0;
   while (!todo.empty()) {
     GrammarStack s = std::move(todo.back());
     todo.pop_back();
-    if (++visited > g.limits.max_expansion) {
+    if (++expanded > g.limits.max_expansion) {
       return make_error(ErrorCode::kInvalidArgument,
                         "grammar: expanding the rules after one character took more than ",
-                        g.limits.max_expansion, " steps (the grammar is too ambiguous)");
+                        g.limits.max_expansion, " steps (the grammar is too ambiguous); simplify it");
     }
+    if (!budget.spend(1 + copy_cost(s))) return budget.exceeded();
     if (s.empty() || el[s.back()].type != Type::kRuleRef) {
-      SINTER_TRY(add_unique(g, out, std::move(s)));
+      if (out.insert(std::move(s)) && out.size() > g.limits.max_stacks) return too_many_states(g);
       continue;
     }
     const uint32_t pos = s.back();
     s.pop_back();
-    if (!ends_alternative(el[pos + 1])) s.push_back(pos + 1);  // the rest of this alternative
+    if (!ends_alternative(el[pos + 1])) s.push_back(g.canonical[pos + 1]);  // the rest of this alternative
     if (s.size() >= g.limits.max_stack_depth) {
       return make_error(ErrorCode::kInvalidArgument, "grammar: rules nested deeper than ",
                         g.limits.max_stack_depth);
     }
-    // One stack per alternative of the referenced rule (an empty alternative adds nothing).
-    for (uint32_t i = g.grammar.rule_start[el[pos].value];;) {
+    // One stack per distinct alternative of the referenced rule (an empty one adds nothing).
+    for (const uint32_t start : g.alternatives[el[pos].value]) {
       GrammarStack next = s;
-      if (!ends_alternative(el[i])) next.push_back(i);
+      if (start != kEmptyAlternative) next.push_back(start);
       todo.push_back(std::move(next));
-      while (!ends_alternative(el[i])) ++i;
-      if (el[i].type == Type::kEnd) break;
-      ++i;
     }
   }
   return ok_status();
@@ -138,16 +149,26 @@ bool partial_matches(const Grammar& grammar, const GrammarStack& stack, const Ut
 }
 
 Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarStack>& stacks, uint32_t cp,
-                      std::vector<GrammarStack>& out) {
-  out.clear();
+                      std::vector<GrammarStack>& out, GrammarBudget& budget) {
   const std::vector<GrammarElement>& el = grammar.grammar.elements;
+  // The stacks past the character, each once: parses often continue alike (alternatives that
+  // end here), and a continuation is expanded once however many parses reach it.
+  std::vector<GrammarStack>& continuations = scratch().continuations;
+  StackSet unique_continuations(continuations);
   for (const GrammarStack& s : stacks) {
+    if (!budget.spend(1)) return budget.exceeded();
     if (s.empty() || !class_matches(el, s.back(), cp)) continue;
+    if (!budget.spend(copy_cost(s))) return budget.exceeded();
     GrammarStack next(s.begin(), s.end() - 1);
     const uint32_t after = class_end(el, s.back());
-    if (!ends_alternative(el[after])) next.push_back(after);
-    SINTER_TRY(expand(grammar, std::move(next), out));
+    if (!ends_alternative(el[after])) next.push_back(grammar.canonical[after]);
+    unique_continuations.insert(std::move(next));
   }
+  StackSet result(out);
+  size_t expanded = 0;
+  for (GrammarStack& next : continuations)
+    SINTER_TRY(expand(grammar, std::move(next), result, budget, expanded));
+  budget.note_states(out.size());
   return ok_status();
 }
 
@@ -157,14 +178,15 @@ Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(std::string_view 
   auto compiled = std::make_shared<CompiledGrammar>();
   compiled->grammar = std::move(grammar);
   compiled->limits = limits;
-  const std::vector<GrammarElement>& el = compiled->grammar.elements;
-  for (uint32_t i = compiled->grammar.rule_start[compiled->grammar.root];;) {
+  compiled->canonical = canonical_positions(compiled->grammar);
+  compiled->alternatives = distinct_alternatives(compiled->grammar, compiled->canonical);
+  GrammarBudget budget(limits);
+  StackSet initial(compiled->initial_stacks);
+  size_t expanded = 0;
+  for (const uint32_t start : compiled->alternatives[compiled->grammar.root]) {
     GrammarStack stack;
-    if (!ends_alternative(el[i])) stack.push_back(i);
-    SINTER_TRY(expand(*compiled, std::move(stack), compiled->initial_stacks));
-    while (!ends_alternative(el[i])) ++i;
-    if (el[i].type == Type::kEnd) break;
-    ++i;
+    if (start != kEmptyAlternative) stack.push_back(start);
+    SINTER_TRY(expand(*compiled, std::move(stack), initial, budget, expanded));
   }
   return std::shared_ptr<const CompiledGrammar>(std::move(compiled));
 }
@@ -186,7 +208,7 @@ bool GrammarMatcher::finished() const {
 }
 
 Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStack>& stacks,
-                                 Utf8State& partial) const {
+                                 Utf8State& partial, GrammarBudget& budget) const {
   bytes = grammar_piece(bytes);
   if (bytes.empty()) return false;
   bool carried = partial.remaining > 0;
@@ -197,7 +219,7 @@ Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStac
       case Utf8Step::kNeedMore: break;
       case Utf8Step::kCodePoint:
         carried = false;
-        SINTER_TRY(advance_stacks(*grammar_, stacks, partial.value, next));
+        SINTER_TRY(advance_stacks(*grammar_, stacks, partial.value, next, budget));
         stacks.swap(next);
         partial = {};
         if (stacks.empty()) return false;
@@ -213,21 +235,36 @@ Result<bool> GrammarMatcher::run(std::string_view bytes, std::vector<GrammarStac
 }
 
 Result<bool> GrammarMatcher::allows(std::string_view bytes) const {
+  GrammarBudget budget(grammar_->limits);
+  return allows(bytes, budget);
+}
+
+Result<bool> GrammarMatcher::allows(std::string_view bytes, GrammarBudget& budget) const {
   std::vector<GrammarStack> stacks = stacks_;
   Utf8State partial = partial_;
-  return run(bytes, stacks, partial);
+  return run(bytes, stacks, partial, budget);
 }
 
 Status GrammarMatcher::accept(std::string_view bytes) {
+  GrammarBudget budget(grammar_->limits);
+  return accept(bytes, budget);
+}
+
+Status GrammarMatcher::accept(std::string_view bytes, GrammarBudget& budget) {
+  SINTER_ASSIGN(const bool accepted, try_accept(bytes, budget));
+  if (!accepted)
+    return make_error(ErrorCode::kInvalidArgument, "grammar: the token's text is not allowed here");
+  return ok_status();
+}
+
+Result<bool> GrammarMatcher::try_accept(std::string_view bytes, GrammarBudget& budget) {
   std::vector<GrammarStack> stacks = stacks_;
   Utf8State partial = partial_;
-  SINTER_ASSIGN(const bool allowed, run(bytes, stacks, partial));
-  if (!allowed) {
-    return make_error(ErrorCode::kInvalidArgument, "grammar: the token's text is not allowed here");
-  }
+  SINTER_ASSIGN(const bool allowed, run(bytes, stacks, partial, budget));
+  if (!allowed) return false;
   stacks_ = std::move(stacks);
   partial_ = partial;
-  return ok_status();
+  return true;
 }
 
 }  // namespace sinter

@@ -17,7 +17,10 @@
 // pieces as C strings).
 //
 // Copyable: a copy is an independent matcher (the grammar itself is shared and immutable). Work
-// per code point is bounded by GrammarLimits, so a hostile grammar gives an error, never a hang.
+// is bounded by GrammarLimits (sample/grammar/grammar_budget.h): the parses alive after a
+// character, the rules expanded per character, and the work and time of one sampling step, so a
+// hostile grammar gives an error, never a stall. Parses that can no longer differ are merged
+// (canonical_positions.h, stack_set.h): equal alternatives cost what one does.
 #pragma once
 
 #include <cstdint>
@@ -26,15 +29,11 @@
 #include <vector>
 
 #include "sample/grammar/grammar.h"
+#include "sample/grammar/grammar_budget.h"
+#include "sample/grammar/stack_set.h"
 #include "sinter/result.h"
 
 namespace sinter {
-
-struct GrammarLimits {
-  size_t max_stacks = 1024;         // parses alive at once (an ambiguity bound)
-  size_t max_stack_depth = 8192;    // nested rules on one stack (recursion bound)
-  size_t max_expansion = 1u << 16;  // stacks visited while expanding after one code point
-};
 
 // The UTF-8 sequence in progress at the end of the bytes seen so far.
 struct Utf8State {
@@ -49,22 +48,23 @@ enum class Utf8Step { kNeedMore, kCodePoint, kInvalid };
 // checked). Once kInvalid, the state stays invalid.
 Utf8Step utf8_step(Utf8State& state, uint8_t byte, bool carried);
 
-using GrammarStack = std::vector<uint32_t>;  // positions in Grammar::elements, top at back
-
 // A grammar with the limits its matchers run under; built once, shared by every sequence.
 struct CompiledGrammar {
   Grammar grammar;
   GrammarLimits limits;
-  std::vector<GrammarStack> initial_stacks;  // root's alternatives, expanded
+  std::vector<uint32_t> canonical;  // [position] → the one pushed for it (canonical_positions.h)
+  std::vector<std::vector<uint32_t>> alternatives;  // [rule] → its distinct alternatives' first positions
+  std::vector<GrammarStack> initial_stacks;         // root's alternatives, expanded
 };
 
 // Parses GBNF text (see gbnf_parser.h) and expands the start rule once.
 Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(std::string_view gbnf_text,
                                                                const GrammarLimits& limits = {});
 
-// The stacks after code point `cp` from `stacks` (appended to `out`, which is cleared first).
+// The stacks after code point `cp` from `stacks`, each once, into `out` (cleared first; not
+// `stacks`). The work is charged to `budget`.
 Status advance_stacks(const CompiledGrammar& grammar, const std::vector<GrammarStack>& stacks, uint32_t cp,
-                      std::vector<GrammarStack>& out);
+                      std::vector<GrammarStack>& out, GrammarBudget& budget);
 
 // True when some character that the incomplete sequence `partial` could still become matches
 // the class on top of `stack` (non-empty). llama.cpp's rule, including its conservative answer
@@ -77,12 +77,16 @@ class GrammarMatcher {
 
   // Whether a token with these bytes is allowed now: all its complete characters match, and an
   // incomplete last sequence can still match. Empty bytes (or a leading NUL) are never allowed.
-  // Errors only when a limit is exceeded.
+  // Errors only when a limit is exceeded. Without a budget, the call is a step of its own.
   Result<bool> allows(std::string_view bytes) const;
+  Result<bool> allows(std::string_view bytes, GrammarBudget& budget) const;
 
   // Advances over a token's bytes. A token the grammar does not allow is an error, and the
   // matcher is left unchanged.
   Status accept(std::string_view bytes);
+  Status accept(std::string_view bytes, GrammarBudget& budget);
+  // The same, false for a token the grammar does not allow; errors only when a limit is exceeded.
+  Result<bool> try_accept(std::string_view bytes, GrammarBudget& budget);
 
   // The grammar can end here (an end-of-generation token is allowed).
   bool can_complete() const;
@@ -97,7 +101,8 @@ class GrammarMatcher {
 
  private:
   // Runs the bytes over a copy of the state; false when some character is rejected.
-  Result<bool> run(std::string_view bytes, std::vector<GrammarStack>& stacks, Utf8State& partial) const;
+  Result<bool> run(std::string_view bytes, std::vector<GrammarStack>& stacks, Utf8State& partial,
+                   GrammarBudget& budget) const;
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::vector<GrammarStack> stacks_;

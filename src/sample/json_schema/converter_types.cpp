@@ -134,9 +134,11 @@ Result<std::string> Converter::visit_string(const json& schema, const std::strin
       return make_error(ErrorCode::kUnsupported, "schema at ", where(path),
                         ": pattern together with minLength/maxLength is not supported");
     auto expression = pattern_expression(schema["pattern"].get<std::string>(), options_.limits);
-    if (!expression)
-      return make_error(ErrorCode::kUnsupported, "schema pattern at ", pointer_append(path, "pattern"),
-                        " is not supported: ", expression.error().message());
+    if (!expression) {
+      const bool invalid = expression.error().code() == ErrorCode::kInvalidArgument;
+      return make_error(expression.error().code(), "schema pattern at ", pointer_append(path, "pattern"),
+                        invalid ? " is invalid: " : " is not supported: ", expression.error().message());
+    }
     return rules_.add(hint, std::string(kQuote) + " " + *expression + " " + kQuote + " " + space);
   }
   if (!lengths) return rules_.primitive("string");

@@ -235,7 +235,7 @@ class PatternParser {
       case 'v': return uint32_t{'\v'};
       case '0': return uint32_t{0};
       case 'x': return hex_digits(2);
-      case 'u': return hex_digits(4);
+      case 'u': return unicode_escape();
       default: break;
     }
     const bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -244,6 +244,31 @@ class PatternParser {
       return unsupported(std::string("escape '\\") + static_cast<char>(c) + "'");
     }
     return c;  // an escaped punctuation character stands for itself
+  }
+
+  // \uXXXX, with pos_ just past the 'u'. A surrogate pair (\uD83D\uDE00) is the one character
+  // it encodes, as ECMA-262 reads a pattern against UTF-16 text; a lone surrogate is no character
+  // (it has no UTF-8 form, and a grammar asking for it would make the model write invalid UTF-8).
+  Result<uint32_t> unicode_escape() {
+    const size_t start = pos_ - 2;  // the backslash
+    SINTER_ASSIGN(const uint32_t value, hex_digits(4));
+    const auto is_high = [](uint32_t v) { return v >= 0xD800 && v <= 0xDBFF; };
+    const auto is_low = [](uint32_t v) { return v >= 0xDC00 && v <= 0xDFFF; };
+    if (is_high(value) && pos_ + 1 < end_ && text_[pos_] == '\\' && text_[pos_ + 1] == 'u') {
+      const size_t after_high = pos_;
+      pos_ += 2;
+      const Result<uint32_t> low = hex_digits(4);
+      if (low.ok() && is_low(*low)) return 0x10000 + ((value - 0xD800) << 10) + (*low - 0xDC00);
+      pos_ = after_high;
+    }
+    if (is_high(value) || is_low(value)) {
+      std::string escape;
+      for (size_t i = start; i < start + 6; ++i) escape += static_cast<char>(text_[i]);
+      pos_ = start;
+      return make_error(ErrorCode::kInvalidArgument, "the escape '", escape,
+                        "' is a lone UTF-16 surrogate, not a character, at offset ", pos_);
+    }
+    return value;
   }
 
   Result<uint32_t> hex_digits(int count) {

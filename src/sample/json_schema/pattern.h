@@ -19,7 +19,8 @@
 
 namespace sinter::json_schema {
 
-// Errors (kUnsupported) name the construct and its offset in the pattern.
+// Errors name the construct and its offset in the pattern (in characters): kUnsupported for what
+// the subset lacks, kInvalidArgument for what is no regex of characters (a lone surrogate escape).
 Result<std::string> pattern_expression(std::string_view pattern, const JsonSchemaLimits& limits);
 
 // `code_point` as it appears in a JSON string (escaped where JSON requires), as a GBNF literal.
