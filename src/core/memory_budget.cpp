@@ -11,10 +11,11 @@ thread_local MemoryAccount* current_account = nullptr;
 
 }  // namespace
 
-bool MemoryPool::try_take(size_t bytes) {
+bool MemoryPool::try_take(size_t bytes, bool small) {
+  const size_t limit = small ? capacity_ : capacity_ - reserve_;
   size_t used = used_.load(std::memory_order_relaxed);
   do {
-    if (bytes > capacity_ || used > capacity_ - bytes) {
+    if (bytes > limit || used > limit - bytes) {
       refusals_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -45,7 +46,7 @@ Status MemoryAccount::charge(size_t bytes) {
     // Whole grains, but never past the limit: an account whose limit is the pool's capacity
     // alone never finds the pool full.
     const size_t rounded = std::min((wanted + kGrain - 1) / kGrain * kGrain, limit_);
-    if (!pool_->try_take(rounded - taken_)) {
+    if (!pool_->try_take(rounded - taken_, rounded <= kSmallAccount)) {
       return make_error(ErrorCode::kBusy, "the server has no memory left for requests now (",
                         format_bytes(pool_->capacity()), " in use by the requests being served); try again");
     }

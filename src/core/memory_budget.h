@@ -3,10 +3,11 @@
 // request drawn from it.
 //
 // An account takes bytes from its pool in grains (1 MiB), so the shared counter is touched
-// rarely. A charge that would pass the request's own limit is kTooLarge (the request can never
-// fit: 413), one that the pool cannot cover now is kBusy (the server is full: 503 with
-// Retry-After); in both cases the caller allocates nothing. Everything an account took goes back
-// to its pool when the account ends, so a request's memory is released with it.
+// rarely. A part of the pool is kept for small requests (an account that holds at most
+// kSmallAccount bytes): a flood of large ones cannot keep a plain request out. A charge that would pass the
+// request's own limit is kTooLarge (the request can never fit: 413), one that the pool cannot cover now is
+// kBusy (the server is full: 503 with Retry-After); in both cases the caller allocates nothing. Everything an
+// account took goes back to its pool when the account ends, so a request's memory is released with it.
 //
 // Code that has no account at hand (a template render, a JSON parse deep in a layer) charges
 // the account of the request running on its thread: MemoryAccount::Scope makes an account the
@@ -24,15 +25,20 @@ namespace sinter {
 
 class MemoryPool {
  public:
-  explicit MemoryPool(size_t capacity) : capacity_(capacity) {}
+  // `reserve` (at most `capacity`) is what only small accounts may take.
+  explicit MemoryPool(size_t capacity, size_t reserve = 0)
+      : capacity_(capacity), reserve_(reserve < capacity ? reserve : capacity) {}
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
 
-  // Takes `bytes` if the pool has them; false (and nothing taken) otherwise.
-  bool try_take(size_t bytes);
+  // Takes `bytes` if the pool has them (counting the reserve only when `small`); false (and
+  // nothing taken) otherwise.
+  bool try_take(size_t bytes, bool small = false);
   void give_back(size_t bytes);
 
   size_t capacity() const { return capacity_; }
+  // What a large account may ever take: the capacity less the reserve.
+  size_t general_capacity() const { return capacity_ - reserve_; }
   size_t used() const { return used_.load(std::memory_order_relaxed); }
   // The most that was ever taken at once.
   size_t peak() const { return peak_.load(std::memory_order_relaxed); }
@@ -41,6 +47,7 @@ class MemoryPool {
 
  private:
   size_t capacity_;
+  size_t reserve_;
   std::atomic<size_t> used_{0};
   std::atomic<size_t> peak_{0};
   std::atomic<size_t> refusals_{0};
@@ -49,6 +56,8 @@ class MemoryPool {
 class MemoryAccount {
  public:
   static constexpr size_t kGrain = size_t{1} << 20;
+  // An account holding at most this much may use its pool's reserve.
+  static constexpr size_t kSmallAccount = size_t{4} << 20;
 
   // `pool` may be null: the account then only enforces `limit`. `what` names the owner in errors
   // ("the request").

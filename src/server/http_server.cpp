@@ -39,16 +39,20 @@ std::string request_id(const http::Request& request) {
 
 }  // namespace
 
-std::pair<size_t, size_t> request_memory_budgets(const HttpServerOptions& options) {
+RequestMemoryBudgets request_memory_budgets(const HttpServerOptions& options) {
   constexpr size_t kMiB = size_t{1} << 20;
-  size_t total = options.request_memory;
-  if (total == 0) {
+  RequestMemoryBudgets budgets;
+  budgets.total = options.request_memory;
+  if (budgets.total == 0) {
     const auto available = available_memory();
-    total = std::clamp<size_t>(available ? available->bytes / 4 : 0, 256 * kMiB, 2048 * kMiB);
+    budgets.total = std::clamp<size_t>(available ? available->bytes / 4 : 0, 256 * kMiB, 2048 * kMiB);
   }
-  size_t per_request = options.request_memory_per_request;
-  if (per_request == 0) per_request = std::max(256 * kMiB, 16 * options.max_body_bytes);
-  return {total, std::min(per_request, total)};
+  // Kept for small requests (core/memory_budget.h): a sixteenth, 8 to 128 MiB.
+  budgets.reserve = std::min(std::clamp<size_t>(budgets.total / 16, 8 * kMiB, 128 * kMiB), budgets.total / 2);
+  budgets.per_request = options.request_memory_per_request;
+  if (budgets.per_request == 0) budgets.per_request = std::max(256 * kMiB, 16 * options.max_body_bytes);
+  budgets.per_request = std::min(budgets.per_request, budgets.total - budgets.reserve);
+  return budgets;
 }
 
 struct HttpServer::Impl {
@@ -191,9 +195,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::unique_ptr<ModelMana
   impl->state.limits.overflow = options.overflow;
   impl->state.limits.max_tokens = options.max_tokens;
   impl->state.request_timeout = options.request_timeout;
-  const auto [memory_total, memory_per_request] = request_memory_budgets(options);
-  impl->request_memory = std::make_unique<MemoryPool>(memory_total);
-  impl->request_memory_limit = memory_per_request;
+  const RequestMemoryBudgets memory = request_memory_budgets(options);
+  impl->request_memory = std::make_unique<MemoryPool>(memory.total, memory.reserve);
+  impl->request_memory_limit = memory.per_request;
   impl->state.request_memory = impl->request_memory.get();
   ServerMetrics* metrics = &impl->metrics;
   impl->models->set_observer([metrics](ServedModel& model) { metrics->absorb(model); });

@@ -33,15 +33,20 @@ struct HttpServerOptions {
   std::chrono::milliseconds request_timeout{30 * 60 * 1000};
   // Memory for what requests hold beyond the model and its cache (bodies, parsed JSON, rendered
   // templates, collected answers), all requests together (0: a quarter of the memory available
-  // at start, between 256 MiB and 2 GiB) and one request alone (0: 16 x max_body_bytes, at least
-  // 256 MiB, at most the whole). Past the first a request gets 503 with Retry-After, past the
-  // second 413.
+  // at start, between 256 MiB and 2 GiB; a sixteenth of it kept for small requests) and one
+  // request alone (0: 16 x max_body_bytes, at least 256 MiB, at most the whole less what is kept).
+  // Past the first a request gets 503 with Retry-After, past the second 413.
   size_t request_memory = 0;
   size_t request_memory_per_request = 0;
 };
 
-// The request memory budgets that `options` leave to be derived (see above).
-std::pair<size_t, size_t> request_memory_budgets(const HttpServerOptions& options);
+struct RequestMemoryBudgets {
+  size_t total = 0;
+  size_t reserve = 0;  // of total, for requests that hold at most MemoryAccount::kSmallAccount
+  size_t per_request = 0;
+};
+// The request memory budgets, derived where `options` leave them 0 (see above).
+RequestMemoryBudgets request_memory_budgets(const HttpServerOptions& options);
 
 class HttpServer {
  public:

@@ -63,6 +63,21 @@ TEST(MemoryBudget, TheCurrentAccountIsPerThreadAndScoped) {
   EXPECT_EQ(account.charged(), 1000u);
 }
 
+// A part of the pool is kept for small accounts: large ones cannot take it, so a plain request
+// gets in while large ones fill the rest.
+TEST(MemoryBudget, TheReserveKeepsRoomForSmallRequests) {
+  MemoryPool pool(64 * kMiB, 8 * kMiB);
+  EXPECT_EQ(pool.general_capacity(), 56 * kMiB);
+  MemoryAccount large(&pool, 64 * kMiB);
+  ASSERT_TRUE(large.charge(56 * kMiB));
+  EXPECT_EQ(large.charge(1).error().code(), ErrorCode::kBusy);
+  MemoryAccount small(&pool, 64 * kMiB);
+  ASSERT_TRUE(small.charge(3 * kMiB));  // within kSmallAccount: from the reserve
+  ASSERT_TRUE(small.charge(kMiB));
+  EXPECT_EQ(small.charge(kMiB).error().code(), ErrorCode::kBusy);  // no longer small
+  EXPECT_EQ(pool.used(), 60 * kMiB);
+}
+
 // Many threads charging one pool never take more than it has.
 TEST(MemoryBudget, ConcurrentChargesStayWithinThePool) {
   MemoryPool pool(16 * kMiB);

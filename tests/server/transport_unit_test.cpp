@@ -264,6 +264,31 @@ TEST(TransportUnit, NoDescriptorLeftIsAnswered503) {
   EXPECT_NE(later.read(3s, "ok").find("200 OK"), std::string::npos);
 }
 
+// Bodies being received are bounded in all, but a small request is not refused for the large
+// ones beside it (a flood of large bodies used to keep every client out).
+TEST(TransportUnit, SmallRequestsAreReceivedBesideLargeOnes) {
+  TransportOptions options;
+  options.limits.max_body_bytes = 200'000;
+  options.max_receiving_bytes = 100'000;
+  Served served(
+      [](Request& request, Response& response) {
+        response.set_content(std::to_string(request.body.size()), "text/plain");
+      },
+      options);
+  Client large(served.port());
+  ASSERT_TRUE(
+      large.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 150000\r\n\r\n" + std::string(99'950, 'a')));
+  std::this_thread::sleep_for(100ms);
+  Client second(served.port());
+  ASSERT_TRUE(second.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 150000\r\n\r\n" +
+                          std::string(20'000, 'b')));
+  EXPECT_NE(second.read(2s, "\r\n\r\n").find("HTTP/1.1 503"), std::string::npos);
+  Client small(served.port());
+  ASSERT_TRUE(
+      small.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 200\r\n\r\n" + std::string(200, 'c')));
+  EXPECT_NE(small.read(2s, "200").find("HTTP/1.1 200"), std::string::npos);
+}
+
 // Requests pipelined before the client's FIN are all answered (only the first used to be).
 TEST(TransportUnit, PipelinedRequestsAfterAHalfCloseAreAnswered) {
   Served served(

@@ -34,6 +34,9 @@ constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 constexpr auto kDrainTime = std::chrono::seconds(2);
 constexpr size_t kDrainLimit = 8 * 1024 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// Requests up to this size (or a sixteenth of the body limit, if less) are received whatever the
+// large ones beside them hold.
+constexpr size_t kSmallRequestBytes = 64 * 1024;
 
 std::string address_text(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = "";
@@ -349,7 +352,10 @@ bool Transport::Impl::consume(Connection& connection, std::string_view data) {
   uncount(connection);
   connection.counted_bytes = parser.request().body.size() + parser.request().target.size();
   receiving_bytes += connection.counted_bytes;
-  if (parser.state() != RequestParser::State::kError && receiving_bytes > options.max_receiving_bytes) {
+  // A small request is not refused for the large ones being received beside it (its bytes are
+  // bounded by the connection cap in all).
+  if (parser.state() != RequestParser::State::kError && receiving_bytes > options.max_receiving_bytes &&
+      connection.counted_bytes > std::min(kSmallRequestBytes, options.limits.max_body_bytes / 16)) {
     uncount(connection);
     answer_error(connection, 503,
                  concat("the server is receiving more than ", options.max_receiving_bytes,

@@ -33,7 +33,8 @@ struct TransportOptions {
   size_t max_connections_per_client = 64;  // per client IP address
   size_t max_workers = 256;                // requests answered at once; more wait for a worker
   // Bytes of requests being received, all connections together (0: 4 x the body limit); a
-  // request that would pass it gets 503, so many large bodies at once cannot exhaust memory.
+  // request larger than 64 KiB (or a sixteenth of the body limit) that would pass it gets 503,
+  // so many large bodies at once cannot exhaust memory nor keep small requests out.
   size_t max_receiving_bytes = 0;
 };
 
