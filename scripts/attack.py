@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The attack set of docs/RELIABILITY.md, replayed against `sinter` (not run by CI).
 
-  scripts/attack.py [--sinter build/bin/sinter] [--files 300] [--quick]
+  scripts/attack.py [--sinter build/bin/sinter] [--files 300] [--quick] [--sections files,server,signals,round2]
 
 1. Malformed model files: a random-weight model written by `sinter synth`, corrupted in many
    ways (byte flips in the header and metadata, truncations, huge counts); `sinter inspect` and
@@ -12,6 +12,13 @@
    server's peak memory stay bounded.
 3. Signals: SIGTERM with streams running and queued (each ends with a final object, exit 0,
    idle connections closed at once); SIGHUP the same.
+4. Round two (issue 39): JSON nested deep enough to overflow any recursive walk, on every path
+   of both chat APIs and in a store's layers; 64 worst-case requests at once (16 MiB bodies of
+   empty arrays, deep JSON, Jinja memory bombs, GBNF and schema-pattern grammar bombs) beside a
+   plain request whose latency is measured; the process out of descriptors; clients that do not
+   read their answers; silent sockets at the per-client cap; HTTP/1.0 hang-ups; pipelining after
+   a half-close; shutdown with a stream nobody reads; a model file truncated under the server;
+   200 broken store manifests; one request asking for n x max_tokens with logprobs.
 
 Traffic goes to loopback addresses only, every loop is bounded in count and time.
 """
@@ -19,6 +26,8 @@ import argparse
 import json
 import os
 import random
+import resource
+import shutil
 import signal
 import socket
 import struct
@@ -27,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,9 +98,10 @@ def attack_files(sinter, count, workdir):
 
 
 class Server:
-    def __init__(self, sinter, args):
-        self.proc = subprocess.Popen([sinter, "serve", "-m", STORIES, "--port", "0", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def __init__(self, sinter, args, model=STORIES, stderr=subprocess.DEVNULL, preexec_fn=None):
+        source = ["-m", model] if model else []
+        self.proc = subprocess.Popen([sinter, "serve", *source, "--port", "0", *args],
+                                     stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec_fn)
         line = self.proc.stdout.readline()
         self.url = line.strip().split()[-1]
         self.port = int(self.url.rsplit(":", 1)[1])
@@ -273,20 +284,386 @@ def attack_signals(sinter, sig):
             "without_final_object": cut_without_final, "exit_status": status, "seconds_to_exit": seconds}
 
 
+# --- round two (issue 39) ---------------------------------------------------------------------
+
+def post(url, path, body, timeout=120, headers=None):
+    """(status, body bytes, headers) of a POST; status -1 when the connection failed."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data, {"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, answer.read(), dict(answer.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+    except Exception as error:  # connection reset, timeout: the server may be gone
+        return -1, str(error).encode(), {}
+
+
+def plain_latency(url):
+    """Seconds a plain request takes (following Retry-After on 503, as a client should), or None."""
+    start = time.time()
+    for _ in range(30):
+        try:
+            return time.time() - start if good_request(url) else None
+        except urllib.error.HTTPError as error:
+            if error.code != 503:
+                return None
+            time.sleep(float(error.headers.get("Retry-After", "1")))
+        except Exception:
+            return None
+    return None
+
+
+def deep(n):
+    return "[" * n + "]" * n
+
+
+def threads_of(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+def attack_nesting(sinter):
+    server = Server(sinter, ["--parallel", "1", "-t", "1"])
+    d150k, d1m = deep(150000), deep(1000000)
+    message = '{"role": "user", "content": "Once", "unused": %s}' % d150k
+    cases = {
+        "ollama chat, unused field 150k deep": ("/api/chat", '{"model": "stories260K", "stream": false, "messages": [%s]}' % message),
+        "openai chat, unused field 150k deep": ("/v1/chat/completions", '{"model": "stories260K", "messages": [%s]}' % message),
+        "tools 1M deep": ("/v1/chat/completions", '{"model": "stories260K", "messages": [{"role": "user", "content": "x"}], "tools": %s}' % d1m),
+        "chat_template_kwargs 1M deep": ("/v1/chat/completions", '{"model": "stories260K", "messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": {"a": %s}}' % d1m),
+        "ollama tool-call arguments 1M deep": ("/api/chat", '{"model": "stories260K", "stream": false, "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": %s}}}]}]}' % d1m),
+        "openai tool-call arguments (a string) 20k deep": ("/v1/chat/completions", json.dumps({"model": "stories260K", "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": deep(20000)}}]}]})),
+        "go template, tool-call arguments 20k deep": ("/api/chat", '{"model": "stories260K", "stream": false, "template": "{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments }}{{ end }}{{ end }}", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": %s}}}]}]}' % deep(20000)),
+    }
+    statuses = {}
+    for name, (path, body) in cases.items():
+        status, answer, _ = post(server.url, path, body.encode())
+        statuses[name] = status
+    alive = server.proc.poll() is None and good_request(server.url)
+    result = {"statuses": statuses, "server_alive_after": alive, "exit_status": server.stop()}
+    return result
+
+
+def write_store(root, broken_manifests):
+    """An Ollama store with stories260K, a model whose params layer nests 150k deep, and broken manifests."""
+    import hashlib
+    blobs = os.path.join(root, "blobs")
+    os.makedirs(blobs, exist_ok=True)
+
+    def layer(kind, content):
+        digest = hashlib.sha256(content).hexdigest()
+        with open(os.path.join(blobs, "sha256-" + digest), "wb") as f:
+            f.write(content)
+        return {"mediaType": "application/vnd.ollama.image." + kind, "digest": "sha256:" + digest, "size": len(content)}
+
+    def manifest(name, layers, padding=0):
+        folder = os.path.join(root, "manifests", "registry.ollama.ai", "library", name)
+        os.makedirs(folder, exist_ok=True)
+        body = {"schemaVersion": 2, "config": layer("config", b"{}"), "layers": layers}
+        if padding:
+            body["padding"] = "x" * padding
+        with open(os.path.join(folder, "latest"), "w") as f:
+            json.dump(body, f)
+
+    weights = layer("model", open(STORIES, "rb").read())
+    manifest("stories", [weights])
+    manifest("deepparams", [weights, layer("params", ('{"stop": %s}' % deep(150000)).encode())])
+    missing = dict(weights, digest="sha256:" + "b" * 64)
+    for i in range(broken_manifests):
+        manifest("broken%03d" % i, [missing], padding=900000)  # near the 1 MiB manifest limit
+
+
+def attack_store(sinter, workdir):
+    root = os.path.join(workdir, "store")
+    write_store(root, 200)
+    server = Server(sinter, ["--ollama-models", root, "--parallel", "1", "-t", "1"], model=None)
+    timings = []
+    for _ in range(3):
+        start = time.time()
+        try:
+            with urllib.request.urlopen(server.url + "/api/tags", timeout=120) as answer:
+                names = [m["name"] for m in json.load(answer)["models"]]
+        except Exception:
+            names = []
+        timings.append(round(time.time() - start, 3))
+    result = {"tags_seconds": timings, "models_listed": len(names), "server_alive": server.proc.poll() is None,
+              "exit_status": server.stop()}
+    # The deep layer crashed every scan, after every restart: start it again.
+    again = Server(sinter, ["--ollama-models", root, "--parallel", "1", "-t", "1"], model=None)
+    result["alive_after_restart"] = again.proc.poll() is None
+    again.stop()
+    return result
+
+
+GBNF_BOMB = "root ::= (" + " | ".join(['"x"'] * 1000) + ")*"
+JINJA_BOMBS = [
+    "{% set ns = namespace(s='x') %}{% for i in range(26) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "{% set ns = namespace(a=[]) %}{% for i in range(300000) %}{% set ns.a = ns.a + ['%0100d' % i] %}{% endfor %}{{ ns.a|length }}",
+]
+
+
+def worst_case_requests(url, count, stop):
+    """`count` worst-case requests at once, repeated until `stop`; their statuses."""
+    empty_arrays = b'{"model": "stories260K", "prompt": "x", "unused": [' + b"[]," * ((16 << 20) // 3 - 20) + b"[]]}"
+    deep_json = ('{"model": "stories260K", "prompt": "x", "unused": %s}' % deep(150000)).encode()
+    kinds = [
+        ("/api/generate", empty_arrays),
+        ("/api/generate", deep_json),
+        ("/api/chat", json.dumps({"model": "stories260K", "stream": False, "template": JINJA_BOMBS[0],
+                                  "messages": [{"role": "user", "content": "x"}]}).encode()),
+        ("/api/chat", json.dumps({"model": "stories260K", "stream": False, "template": JINJA_BOMBS[1],
+                                  "messages": [{"role": "user", "content": "x"}]}).encode()),
+        ("/v1/completions", json.dumps({"model": "stories260K", "prompt": "x", "max_tokens": 30,
+                                        "grammar": GBNF_BOMB}).encode()),
+        ("/v1/chat/completions", json.dumps({"model": "stories260K", "max_tokens": 30,
+                                             "messages": [{"role": "user", "content": "x"}],
+                                             "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": {
+                                                 "type": "string", "pattern": "^(" + "|".join(["x"] * 500) + ")*$"}}}}).encode()),
+    ]
+    statuses = {}
+    lock = threading.Lock()
+
+    def one(i):
+        while not stop.is_set():
+            path, body = kinds[i % len(kinds)]
+            status, _, headers = post(url, path, body, timeout=300)
+            with lock:
+                key = f"{path} #{i % len(kinds)}: {status}"
+                statuses[key] = statuses.get(key, 0) + 1
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    return threads, statuses
+
+
+def attack_worst_case(sinter, seconds):
+    server = Server(sinter, ["--parallel", "4", "-t", "2", "--max-queue", "256"])
+    stop = threading.Event()
+    threads, statuses = worst_case_requests(server.url, 64, stop)
+    latencies = []
+    end = time.time() + seconds
+    while time.time() < end:
+        latencies.append(plain_latency(server.url))
+        time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join()
+    metrics = urllib.request.urlopen(server.url + "/metrics", timeout=30).read().decode()
+    gauges = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
+              if line.startswith("sinter_request_memory")}
+    ok = [x for x in latencies if x is not None]
+    return {"concurrent": 64, "seconds": seconds, "statuses": statuses,
+            "plain_requests": len(latencies), "plain_failed": len(latencies) - len(ok),
+            "plain_latency_max_s": round(max(ok), 2) if ok else None,
+            "plain_latency_median_s": round(sorted(ok)[len(ok) // 2], 2) if ok else None,
+            "peak_rss_mib": round(server.peak_rss() / 2**20, 1),
+            "request_memory_limit_mib": round(gauges.get("sinter_request_memory_limit_bytes", 0) / 2**20, 1),
+            "request_memory_peak_mib": round(gauges.get("sinter_request_memory_peak_bytes", 0) / 2**20, 1),
+            "exit_status": server.stop()}
+
+
+def attack_grammar_stall(sinter):
+    server = Server(sinter, ["--parallel", "2", "-t", "1"])
+    alone = plain_latency(server.url)
+    result = {}
+    bomb = threading.Thread(target=lambda: result.update(bomb=post(server.url, "/v1/completions", {
+        "model": "stories260K", "prompt": "x", "max_tokens": 30, "grammar": GBNF_BOMB}, timeout=300)[0]))
+    start = time.time()
+    bomb.start()
+    time.sleep(0.2)
+    beside = plain_latency(server.url)
+    bomb.join()
+    return {"plain_alone_s": round(alone, 3), "plain_beside_bomb_s": round(beside, 3) if beside else None,
+            "bomb_status": result.get("bomb"), "bomb_seconds": round(time.time() - start, 2),
+            "exit_status": server.stop()}
+
+
+def attack_connections(sinter, workdir):
+    result = {}
+    log_path = os.path.join(workdir, "emfile.log")
+    # Out of descriptors: a soft limit of 256 (so the caps derived from it, and beyond them).
+    with open(log_path, "w") as log:
+        server = Server(sinter, ["--parallel", "1", "-t", "1", "-v"], stderr=log,
+                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)))
+        held = []
+        for i in range(400):
+            try:
+                held.append(connect(server.port, f"127.0.0.{2 + i % 8}"))
+            except OSError:
+                pass
+        start = time.time()
+        result["emfile_good_request_ok"] = plain_latency(server.url) is not None
+        result["emfile_good_request_s"] = round(time.time() - start, 2)
+        time.sleep(2)
+        for s in held:
+            s.close()
+        result["emfile_connections_opened"] = len(held)
+        result["emfile_exit_status"] = server.stop()
+    result["emfile_log_bytes"] = os.path.getsize(log_path)
+
+    server = Server(sinter, ["--parallel", "1", "-t", "1", "--shutdown-grace", "1s"])
+    # Clients that ask for a large answer and never read it.
+    sleepers = []
+    body = json.dumps({"model": "stories260K", "prompt": "Once", "max_tokens": 1500, "logprobs": True,
+                       "top_logprobs": 20, "temperature": 0}).encode()
+    for i in range(40):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.bind((f"127.0.0.{2 + i % 4}", 0))
+        s.connect(("127.0.0.1", server.port))
+        s.send(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        sleepers.append(s)
+    time.sleep(20)
+    result["non_reading_clients"] = len(sleepers)
+    result["server_threads_with_them"] = threads_of(server.proc.pid)
+    result["plain_beside_non_readers_s"] = plain_latency(server.url)
+    for s in sleepers:
+        s.close()
+    # 64 silent sockets from one address, then a request from that address.
+    silent = [connect(server.port) for _ in range(64)]
+    result["plain_after_64_silent_ok"] = plain_latency(server.url) is not None
+    time.sleep(12)
+    closed = 0
+    for s in silent:
+        s.settimeout(0.1)
+        try:
+            closed += s.recv(1) == b""
+        except OSError:
+            pass
+        s.close()
+    result["silent_closed_by_server_after_12s"] = closed
+    # Pipelined requests, then a half-close.
+    s = connect(server.port)
+    s.send(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    while True:
+        got = s.recv(65536)
+        if not got:
+            break
+        data += got
+    result["pipelined_after_half_close_answers"] = data.count(b"HTTP/1.1 200")
+    # An HTTP/1.0 client that hangs up.
+    def cancelled():
+        metrics = urllib.request.urlopen(server.url + "/metrics", timeout=30).read().decode()
+        for line in metrics.splitlines():
+            if line.startswith('sinter_requests_cancelled_total{model="stories260K"}'):
+                return float(line.split()[1])
+        return 0.0
+
+    before = cancelled()
+    s = connect(server.port)
+    body = json.dumps({"model": "stories260K", "prompt": "x", "stream": False, "options": {"num_predict": 100000}}).encode()
+    s.send(b"POST /api/generate HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    time.sleep(1)
+    s.close()
+    time.sleep(1)
+    result["http10_hangup_cancelled"] = cancelled() == before + 1
+    # Shutdown with a stream nobody reads.
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", server.port))
+    body = json.dumps({"model": "stories260K", "prompt": "x", "options": {"num_predict": 1000000}}).encode()
+    s.send(b"POST /api/generate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    time.sleep(3)
+    start = time.time()
+    result["shutdown_exit_status"] = server.stop(timeout=60)
+    result["shutdown_seconds_with_non_reader"] = round(time.time() - start, 2)
+    s.close()
+    return result
+
+
+def attack_truncation(sinter, workdir):
+    path = os.path.join(workdir, "stories-copy.gguf")
+    shutil.copy(STORIES, path)
+    server = Server(sinter, ["--parallel", "1", "-t", "1", "--overflow", "shift", "--max-tokens", "100000"], model=path)
+    first = post(server.url, "/api/generate", {"model": "stories-copy", "prompt": "x", "stream": False,
+                                                "options": {"num_predict": 4}})[0] == 200
+    streamer = threading.Thread(target=lambda: post(server.url, "/api/generate", {
+        "model": "stories-copy", "prompt": "Once", "stream": False, "options": {"num_predict": 20000}}, timeout=120))
+    streamer.start()
+    time.sleep(0.5)
+    os.truncate(path, 4096)
+    streamer.join()
+    status_truncated, _, _ = post(server.url, "/api/generate", {"model": "stories-copy", "prompt": "x", "stream": False})
+    alive = server.proc.poll() is None
+    shutil.copy(STORIES, path)
+    status_restored, _, _ = post(server.url, "/api/generate", {"model": "stories-copy", "prompt": "x", "stream": False,
+                                                              "options": {"num_predict": 4}})
+    return {"first_ok": first, "alive_after_truncation": alive, "status_while_truncated": status_truncated,
+            "status_after_restore": status_restored, "exit_status": server.stop()}
+
+
+def attack_one_request_share(sinter):
+    server = Server(sinter, ["--parallel", "4", "-t", "2"])
+    result = {}
+
+    def big():
+        start = time.time()
+        status, body, _ = post(server.url, "/v1/chat/completions", {
+            "model": "stories260K", "messages": [{"role": "user", "content": "Once"}], "n": 4,
+            "max_tokens": 32768, "logprobs": True, "top_logprobs": 20, "logit_bias": {"2": -100}}, timeout=900)
+        result.update(status=status, seconds=round(time.time() - start, 1), answer_mib=round(len(body) / 2**20, 1))
+
+    t = threading.Thread(target=big)
+    t.start()
+    time.sleep(2)
+    result["plain_beside_s"] = plain_latency(server.url)
+    t.join()
+    time.sleep(1)
+    for line in open(f"/proc/{server.proc.pid}/status"):
+        if line.startswith("VmRSS:"):
+            result["rss_after_mib"] = round(int(line.split()[1]) / 1024, 1)
+    result["peak_rss_mib"] = round(server.peak_rss() / 2**20, 1)
+    result["exit_status"] = server.stop()
+    return result
+
+
+def attack_round_two(sinter, quick, workdir):
+    report = {"nesting": attack_nesting(sinter), "store": attack_store(sinter, workdir),
+              "grammar_stall": attack_grammar_stall(sinter),
+              "worst_case": attack_worst_case(sinter, 20 if quick else 60),
+              "connections": attack_connections(sinter, workdir), "truncation": attack_truncation(sinter, workdir),
+              "one_request_share": attack_one_request_share(sinter)}
+    return report
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sinter", default=os.path.join(ROOT, "build", "bin", "sinter"))
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sections", default="files,server,signals,round2")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
+    report = {}
     with tempfile.TemporaryDirectory() as workdir:
-        report = {"files": attack_files(args.sinter, args.files, workdir),
-                  "server": attack_server(args.sinter, args.quick),
-                  "sigterm": attack_signals(args.sinter, signal.SIGTERM),
-                  "sighup": attack_signals(args.sinter, signal.SIGHUP)}
+        if "files" in sections:
+            report["files"] = attack_files(args.sinter, args.files, workdir)
+        if "server" in sections:
+            report["server"] = attack_server(args.sinter, args.quick)
+        if "signals" in sections:
+            report["sigterm"] = attack_signals(args.sinter, signal.SIGTERM)
+            report["sighup"] = attack_signals(args.sinter, signal.SIGHUP)
+        if "round2" in sections:
+            report["round2"] = attack_round_two(args.sinter, args.quick, workdir)
     print(json.dumps(report, indent=2))
-    bad = (report["files"]["crashes"] + report["files"]["hangs"] + report["server"]["good_lost"] +
-           report["sigterm"]["without_final_object"] + report["sighup"]["without_final_object"])
+    bad = 0
+    if "files" in report:
+        bad += report["files"]["crashes"] + report["files"]["hangs"]
+    if "server" in report:
+        bad += report["server"]["good_lost"]
+    for key in ("sigterm", "sighup"):
+        if key in report:
+            bad += report[key]["without_final_object"]
+    if "round2" in report:
+        r = report["round2"]
+        bad += (not r["nesting"]["server_alive_after"]) + (not r["store"]["alive_after_restart"])
+        bad += r["worst_case"]["plain_failed"] + (not r["truncation"]["alive_after_truncation"])
     sys.exit(1 if bad else 0)
 
 
