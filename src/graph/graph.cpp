@@ -341,6 +341,15 @@ Tensor* Graph::softmax(Tensor* a, float scale, Tensor* mask) {
 
 Tensor* Graph::copy(Tensor* a, DType type) { return new_node(Op::kCopy, type, a->ne, {a}); }
 
+Tensor* Graph::l2_norm(Tensor* x, float eps) {
+  require(x->nb[0] == dtype_traits(x->type).block_bytes && dtype_traits(x->type).block_size == 1,
+          "l2_norm of rows whose values are not contiguous (copy it first)", x);
+  require(eps >= 0.0f, "l2_norm needs eps >= 0", x);
+  Tensor* t = new_node(Op::kL2Norm, DType::F32, x->ne, {x});
+  t->set_param_float(0, eps);
+  return t;
+}
+
 Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {
   require(a->is_contiguous(), "reshape of a non-contiguous tensor", a);
   Tensor* t = new_node(Op::kView, a->type, ne, {a});

@@ -146,6 +146,11 @@ class Graph {
   // rows when it has fewer) may be nullptr. -inf in the mask excludes a column.
   Tensor* softmax(Tensor* a, float scale = 1.0f, Tensor* mask = nullptr);
   Tensor* copy(Tensor* a, DType type = DType::F32);
+  // x / max(sqrt(Σ x²), eps) over each row of x [n, ...] (computed as x · (1 / max(...)), as
+  // llama.cpp's ggml_l2_norm). The rows may be a view at any row stride ([head_dim, heads·T] of a
+  // wider tensor); the result is contiguous.
+  Tensor* l2_norm(Tensor* x, float eps);
+
   // Views (no computation).
   Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);
   Tensor* view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset);

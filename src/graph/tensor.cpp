@@ -32,6 +32,7 @@ const char* op_name(Op op) {
     case Op::kWeightedSum: return "weighted_sum";
     case Op::kConcat: return "concat";
     case Op::kSwiGluOai: return "swiglu_oai";
+    case Op::kL2Norm: return "l2_norm";
     case Op::kView: return "view";
   }
   return "?";

@@ -61,6 +61,7 @@ enum class Op : uint8_t {
   kConcat,       // a [na, ...], b [nb, ...] (the same other dimensions) -> [na + nb, ...]: rows joined
   kSwiGluOai,    // gpt-oss's clamped SwiGLU: g = min(a, limit), u = clamp(b, ±limit),
                  // g · sigmoid(alpha · g) · (u + 1); params: alpha, limit
+  kL2Norm,       // x · (1 / max(sqrt(Σ x²), eps)), per row; params: eps
   kView,         // no computation: another shape/stride over the source's bytes (stays last)
 };
 

@@ -50,6 +50,7 @@ void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, i
                      const OpContext& ctx);
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
+void run_l2_norm(const Tensor& dst, const OpContext& ctx);
 void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul, div
 void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap, sigmoid, clamp
 void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu

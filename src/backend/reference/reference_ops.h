@@ -44,6 +44,7 @@ void sum_rows(const Tensor& node);      // ref_moe.cpp
 void top_k(const Tensor& node);         // ref_moe.cpp
 void weighted_sum(const Tensor& node);  // ref_moe.cpp
 void concat(const Tensor& node);        // ref_moe.cpp
+void l2_norm(const Tensor& node);       // ref_norm.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 
