@@ -27,6 +27,34 @@ bool broadcasts(const Tensor* a, const Tensor* b) {
   return b->ne[0] == a->ne[0];
 }
 
+// F32 values, each token's contiguous (dimensions below `token_dim` packed), tokens at any
+// stride (a multiple of 4 bytes), no dimension beyond: what the recurrent ops read. Dimensions of
+// one value may have any stride.
+bool tokens_packed(const Tensor* t, int token_dim) {
+  if (t->type != DType::F32 || t->nb[token_dim] % sizeof(float) != 0) return false;
+  size_t stride = sizeof(float);
+  for (int i = 0; i < token_dim; ++i) {
+    if (t->nb[i] != stride && t->ne[i] != 1) return false;
+    stride *= static_cast<size_t>(t->ne[i]);
+  }
+  for (int i = token_dim + 1; i < kMaxDims; ++i) {
+    if (t->ne[i] != 1) return false;
+  }
+  return true;
+}
+
+// A recurrent op's state: F32, contiguous, of this shape (the last dimension, the slots, >= 1).
+bool is_state(const Tensor* state, std::array<int64_t, kMaxDims> ne) {
+  return state->type == DType::F32 && state->is_contiguous() && state->ne == ne && state->elements() > 0;
+}
+
+// A recurrent op's slots: I32 [n_tokens], contiguous.
+void require_slots(const Tensor* slots, int64_t n_tokens, const char* what, const Tensor* x) {
+  require(
+      slots->type == DType::I32 && slots->is_contiguous() && slots->ne[0] == n_tokens && slots->rows() == 1,
+      what, slots, x);
+}
+
 void store_rope_params(Tensor* node, const RopeParams& p) {
   node->params[kRopeNRot] = p.n_rot;
   node->params[kRopeNeox] = p.neox ? 1 : 0;
@@ -348,6 +376,26 @@ Tensor* Graph::l2_norm(Tensor* x, float eps) {
   Tensor* t = new_node(Op::kL2Norm, DType::F32, x->ne, {x});
   t->set_param_float(0, eps);
   return t;
+}
+
+Tensor* Graph::ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots) {
+  require(tokens_packed(x, 1), "ssm_conv x F32 [d, T], each token's values contiguous", x);
+  const int64_t d = x->ne[0], n_tokens = x->ne[1], k = weight->ne[0];
+  require(weight->type == DType::F32 && weight->is_contiguous() && k >= 2 && weight->ne[1] == d &&
+              weight->rows() == d,
+          "ssm_conv weight F32 [k >= 2, d]", weight, x);
+  require(is_state(state, {k - 1, d, state->ne[2], 1}), "ssm_conv state F32 [k - 1, d, S], contiguous", state,
+          weight);
+  require_slots(slots, n_tokens, "ssm_conv slots I32 [T]", x);
+  return new_node(Op::kSsmConv, DType::F32, {d, n_tokens, 1, 1}, {x, weight, state, slots});
+}
+
+Tensor* Graph::token_shift(Tensor* x, Tensor* state, Tensor* slots) {
+  require(tokens_packed(x, 1), "token_shift x F32 [d, T], each token's values contiguous", x);
+  require(is_state(state, {x->ne[0], state->ne[1], 1, 1}), "token_shift state F32 [d, S], contiguous", state,
+          x);
+  require_slots(slots, x->ne[1], "token_shift slots I32 [T]", x);
+  return new_node(Op::kTokenShift, DType::F32, {x->ne[0], x->ne[1], 1, 1}, {x, state, slots});
 }
 
 Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {

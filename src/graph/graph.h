@@ -151,6 +151,27 @@ class Graph {
   // wider tensor); the result is contiguous.
   Tensor* l2_norm(Tensor* x, float eps);
 
+  // --- recurrent layers (Mamba, LFM2, RWKV) ---
+  // Each keeps a per-sequence state in `state`, F32, contiguous, one plane per slot (the memory
+  // layer owns it, as it owns the KV cache). `slots` I32 [T] gives each token of the batch its
+  // sequence's slot (0..S-1); a sequence's tokens come in increasing position order, sequences
+  // possibly interleaved. The op runs the tokens in batch order, carries each slot's state from
+  // token to token, and leaves each slot's final state in `state` (written in place; the result
+  // is the output, not the state). A token's result depends only on its slot's state and its own
+  // inputs, so how a sequence is split over calls, and what else is in the batch, changes no bit.
+  // Input x may be a view whose tokens lie at any stride (each token's values contiguous): a
+  // part of a fused projection.
+  //
+  // Causal depthwise 1-D convolution (Mamba's conv1d; LFM2's short convolution). x [d, T],
+  // weight [k, d] (GGUF ssm_conv1d.weight: k the kernel width, k >= 2), state [k-1, d, S] -> y
+  // [d, T]. Token t, channel c, window v = (state[0..k-2, c, s], x[c, t]):
+  // y[c, t] = Σ_j weight[j, c]·v[j], one fma chain from 0 in increasing j; then the state holds
+  // v[1..k-1]. No bias, no activation (separate ops).
+  Tensor* ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots);
+  // RWKV's token shift: x [d, T], state [d, S] -> y [d, T], y[:, t] the previous x of token t's
+  // sequence (state[:, s] for its first token in the batch); state[:, s] becomes its last x.
+  Tensor* token_shift(Tensor* x, Tensor* state, Tensor* slots);
+
   // Views (no computation).
   Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);
   Tensor* view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset);

@@ -11,6 +11,42 @@ namespace {
 
 using Shape = std::array<int64_t, kMaxDims>;
 
+TEST(OpBuilders, SsmConvShapes) {
+  Graph g;
+  Tensor* x = g.input("x", DType::F32, {6, 5, 1, 1});
+  Tensor* w = g.input("w", DType::F32, {4, 6, 1, 1});
+  Tensor* state = g.input("state", DType::F32, {3, 6, 2, 1});
+  Tensor* slots = g.input("slots", DType::I32, {5, 1, 1, 1});
+  EXPECT_EQ(g.ssm_conv(x, w, state, slots)->ne, (Shape{6, 5, 1, 1}));
+  // Channels of a wider token (the x half of a fused projection).
+  Tensor* wide = g.input("xz", DType::F32, {12, 5, 1, 1});
+  Tensor* half = g.view(wide, {6, 5, 1, 1}, wide->nb, 0);
+  EXPECT_EQ(g.ssm_conv(half, w, state, slots)->ne, (Shape{6, 5, 1, 1}));
+
+  EXPECT_THROW(g.ssm_conv(x, g.input("w7", DType::F32, {4, 7, 1, 1}), state, slots), std::logic_error);
+  EXPECT_THROW(
+      g.ssm_conv(x, g.input("k1", DType::F32, {1, 6, 1, 1}), g.input("s0", DType::F32, {0, 6, 2, 1}), slots),
+      std::logic_error);
+  EXPECT_THROW(g.ssm_conv(x, w, g.input("s2", DType::F32, {2, 6, 2, 1}), slots), std::logic_error);
+  EXPECT_THROW(g.ssm_conv(x, w, g.input("s16", DType::F16, {3, 6, 2, 1}), slots), std::logic_error);
+  EXPECT_THROW(g.ssm_conv(x, w, state, g.input("slots4", DType::I32, {4, 1, 1, 1})), std::logic_error);
+  EXPECT_THROW(g.ssm_conv(x, w, state, g.input("slotsf", DType::F32, {5, 1, 1, 1})), std::logic_error);
+  EXPECT_THROW(g.ssm_conv(g.input("x16", DType::F16, {6, 5, 1, 1}), w, state, slots), std::logic_error);
+  EXPECT_THROW(g.ssm_conv(g.transpose(g.input("xt", DType::F32, {5, 6, 1, 1})), w, state, slots),
+               std::logic_error);
+}
+
+TEST(OpBuilders, TokenShiftShapes) {
+  Graph g;
+  Tensor* x = g.input("x", DType::F32, {6, 5, 1, 1});
+  Tensor* state = g.input("state", DType::F32, {6, 3, 1, 1});
+  Tensor* slots = g.input("slots", DType::I32, {5, 1, 1, 1});
+  EXPECT_EQ(g.token_shift(x, state, slots)->ne, (Shape{6, 5, 1, 1}));
+  EXPECT_THROW(g.token_shift(x, g.input("s7", DType::F32, {7, 3, 1, 1}), slots), std::logic_error);
+  EXPECT_THROW(g.token_shift(x, g.input("s3d", DType::F32, {6, 3, 2, 1}), slots), std::logic_error);
+  EXPECT_THROW(g.token_shift(x, state, g.input("slots6", DType::I32, {6, 1, 1, 1})), std::logic_error);
+}
+
 // l2_norm over heads of a token: rows at any stride, values contiguous.
 TEST(OpBuilders, L2NormShapes) {
   Graph g;

@@ -289,6 +289,7 @@ size_t scratch_floats(const Tensor& node) {
     case Op::kRope: return static_cast<size_t>(node.ne[0]);           // cos/sin of n_rot ≤ head_dim
     case Op::kRopeShift: return 2 * static_cast<size_t>(node.ne[0]);  // a cached row, then cos/sin
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
+    case Op::kSsmConv: return recurrent_scratch_floats(node);
     default: return 0;
   }
 }
