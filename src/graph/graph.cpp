@@ -390,6 +390,25 @@ Tensor* Graph::ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots)
   return new_node(Op::kSsmConv, DType::F32, {d, n_tokens, 1, 1}, {x, weight, state, slots});
 }
 
+Tensor* Graph::ssm_scan(Tensor* x, Tensor* dt, Tensor* A, Tensor* B, Tensor* C, Tensor* state,
+                        Tensor* slots) {
+  require(tokens_packed(x, 2), "ssm_scan x F32 [head_dim, H, T], each token's values contiguous", x);
+  const int64_t head_dim = x->ne[0], n_head = x->ne[1], n_tokens = x->ne[2];
+  const int64_t d_state = B->ne[0], n_group = B->ne[1];
+  require(tokens_packed(dt, 1) && dt->ne[0] == n_head && dt->ne[1] == n_tokens, "ssm_scan dt F32 [H, T]", dt,
+          x);
+  require(tokens_packed(B, 2) && B->ne[2] == n_tokens && n_group > 0 && n_head % n_group == 0,
+          "ssm_scan B F32 [d_state, G, T] with G dividing H", B, x);
+  require(tokens_packed(C, 2) && C->ne == B->ne, "ssm_scan C F32 of B's shape", C, B);
+  require(A->type == DType::F32 && A->is_contiguous() && (A->ne[0] == d_state || A->ne[0] == 1) &&
+              A->ne[1] == n_head && A->ne[2] == 1 && A->ne[3] == 1,
+          "ssm_scan A F32 [d_state or 1, H]", A, x);
+  require(is_state(state, {d_state, head_dim, n_head, state->ne[3]}),
+          "ssm_scan state F32 [d_state, head_dim, H, S], contiguous", state, x);
+  require_slots(slots, n_tokens, "ssm_scan slots I32 [T]", x);
+  return new_node(Op::kSsmScan, DType::F32, {head_dim, n_head, n_tokens, 1}, {x, dt, A, B, C, state, slots});
+}
+
 Tensor* Graph::token_shift(Tensor* x, Tensor* state, Tensor* slots) {
   require(tokens_packed(x, 1), "token_shift x F32 [d, T], each token's values contiguous", x);
   require(is_state(state, {x->ne[0], state->ne[1], 1, 1}), "token_shift state F32 [d, S], contiguous", state,

@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 6;
+constexpr int kMaxSources = 8;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -67,6 +67,8 @@ enum class Op : uint8_t {
   // final state in the tensor (in place, like kStoreRows); its result is the output.
   kSsmConv,     // causal depthwise convolution: x [d, T], weight [k, d], state [k-1, d, S], slots
                 // -> [d, T]: y = Σ_j weight[j]·window[j] over the window (state, x); state shifts
+  kSsmScan,     // selective scan: x [head_dim, H, T], dt [H, T], A [d_state or 1, H], B, C
+                // [d_state, G, T], state [d_state, head_dim, H, S], slots -> [head_dim, H, T]
   kTokenShift,  // x [d, T], state [d, S], slots -> [d, T]: the previous token's x of the sequence
   kL2Norm,      // x · (1 / max(sqrt(Σ x²), eps)), per row; params: eps
   kView,        // no computation: another shape/stride over the source's bytes (stays last)

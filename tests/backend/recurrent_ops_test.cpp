@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/op_test_support.h"
+#include "core/cpu_features.h"
 #include "graph/planner.h"
 
 namespace sinter {
@@ -168,7 +169,9 @@ std::vector<float> random_state(const RecurrentCase& c, uint32_t seed) {
   return random_values(static_cast<size_t>(n), seed, 2.0f);
 }
 
-// The op's cases with kTokens tokens and kSlots slots: ssm_conv (k 4 and 3), token_shift.
+// The op's cases with kTokens tokens and kSlots slots: ssm_conv (k 4 and 3), ssm_scan (Mamba-2
+// with tiles that cross heads and a d_state that is no multiple of the vector width; Mamba-1),
+// token_shift.
 std::vector<RecurrentCase> recurrent_cases() {
   std::vector<RecurrentCase> cases;
   for (int64_t k : {4, 3}) {
@@ -181,6 +184,32 @@ std::vector<RecurrentCase> recurrent_cases() {
                        return g.ssm_conv(in[0], in[1], state, slots);
                      },
                      true});
+  }
+  struct ScanShape {
+    const char* name;
+    int64_t d_state, head_dim, n_head, n_group;
+    bool per_value;
+  };
+  for (const ScanShape& s :
+       {ScanShape{"ssm_scan_mamba2", 24, 8, 6, 2, false}, ScanShape{"ssm_scan_mamba1", 16, 1, 21, 1, true}}) {
+    const int64_t rows = s.head_dim * s.n_head, a_rows = s.per_value ? s.d_state : 1;
+    std::vector<float> dt = random_values(static_cast<size_t>(s.n_head * kTokens), 3, 4.0f);
+    dt[5] = 21.0f;
+    std::vector<float> a = random_values(static_cast<size_t>(a_rows * s.n_head), 4);
+    for (float& v : a) v = -std::exp(v);
+    const int64_t bc = s.d_state * s.n_group;
+    cases.push_back(
+        {s.name,
+         {s.d_state, s.head_dim, s.n_head, kSlots},
+         {{"x", {s.head_dim, s.n_head}, random_values(static_cast<size_t>(rows * kTokens), 5, 2.0f)},
+          {"dt", {s.n_head}, dt},
+          {"B", {s.d_state, s.n_group}, random_values(static_cast<size_t>(bc * kTokens), 6)},
+          {"C", {s.d_state, s.n_group}, random_values(static_cast<size_t>(bc * kTokens), 7)}},
+         {{"A", {a_rows, s.n_head, 1, 1}, a}},
+         [](Graph& g, const std::vector<Tensor*>& in, Tensor* state, Tensor* slots) {
+           return g.ssm_scan(in[0], in[1], in[4], in[2], in[3], state, slots);
+         },
+         !s.per_value || selected_isa_level() == IsaLevel::kGeneric});
   }
   cases.push_back({"token_shift",
                    {37, kSlots, 1, 1},
@@ -319,6 +348,49 @@ TEST(RecurrentOps, SsmConvByHand) {
     const BatchResult r = run_once(backend, c, initial, {1, 0, 1});
     EXPECT_EQ(r.output, (std::vector<float>{2, 3.25f, 14, 5.5f, 17, 10.5f}));
     EXPECT_EQ(r.state, (std::vector<float>{2, 3, 4, 4, 1, 5, 2, 6}));
+  }
+}
+
+// d_state 2, 2 heads of one value, one group, 3 tokens on one slot: Mamba-2 (A per head) and
+// Mamba-1 (A per state value). dt 0 gives softplus ln 2, dt 21 passes through. The expected
+// values are the definition computed in double.
+TEST(RecurrentOps, SsmScanByHand) {
+  const auto scan = [](Graph& g, const std::vector<Tensor*>& in, Tensor* state, Tensor* slots) {
+    return g.ssm_scan(in[0], in[1], in[4], in[2], in[3], state, slots);
+  };
+  const std::vector<TokenInput> inputs = {{"x", {1, 2}, {1, -1, 2, 0.5f, -1, 3}},
+                                          {"dt", {2}, {0, 21, 1, -1, -2, 0.5f}},
+                                          {"B", {2, 1}, {1, 0.5f, -1, 2, 0.5f, 0.5f}},
+                                          {"C", {2, 1}, {1, 1, 0.5f, -1, 2, 1}}};
+  const std::vector<float> initial = {0.5f, -0.5f, 1, 2};  // [d_state, 1, head]
+  struct Expected {
+    const char* name;
+    FixedInput a;
+    std::vector<double> output, state;
+  };
+  const Expected expected[] = {
+      {"mamba2",
+       {"A", {1, 2, 1, 1}, {-1, -0.5f}},
+       {1.0397207708399179, -31.49991739065195, -6.465455404577366, -0.3916124257051461, 0.2793153316633088,
+        -23.19805641849663},
+       {-2.1534827574896, 4.5862808466425085, -9.667695127853214, -3.862666162790203}},
+      {"mamba1",
+       {"A", {2, 2, 1, 1}, {-1, -2, -0.25f, -0.5f}},
+       {1.1647207708399179, -31.49469740870212, -6.4555090703084135, -1.120555441655556, -0.28266424223610365,
+        -31.620739575792122},
+       {-2.1534827574896, 4.024301272743096, -13.87903670650096, -3.862666162790203}},
+  };
+  for (const Expected& e : expected) {
+    const RecurrentCase c{e.name, {2, 1, 2, 1}, inputs, {e.a}, scan, true};
+    for (const std::string& backend : kBackends) {
+      SCOPED_TRACE(std::string(e.name) + " on " + backend);
+      const BatchResult r = run_once(backend, c, initial, {0, 0, 0});
+      ASSERT_EQ(r.output.size(), e.output.size());
+      for (size_t i = 0; i < e.output.size(); ++i)
+        EXPECT_NEAR(r.output[i], e.output[i], 1e-5 * (1 + std::fabs(e.output[i]))) << i;
+      for (size_t i = 0; i < e.state.size(); ++i)
+        EXPECT_NEAR(r.state[i], e.state[i], 1e-5 * (1 + std::fabs(e.state[i]))) << i;
+    }
   }
 }
 

@@ -1,6 +1,8 @@
-// The recurrent layers' ops (graph.h): Mamba's convolution, RWKV's token shift. Threads split the
-// channels; every channel runs its slot's tokens in batch order, so each value is computed as the
-// reference backend computes it, whatever the batch and the thread count.
+// The recurrent layers' ops (graph.h): Mamba's convolution and selective scan, RWKV's token
+// shift. Threads split the channels (the scan: tiles of state rows); every channel or row runs
+// its slot's tokens in batch order, so each value is computed as the reference backend computes
+// it, whatever the batch and the thread count (recurrent_kernels.h says where the SIMD scan of
+// Mamba-1 differs).
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -59,14 +61,26 @@ Range line_share(const ThreadContext& thread, int64_t n) {
 
 int64_t float_stride(const Tensor& t, int dim) { return static_cast<int64_t>(t.nb[dim] / sizeof(float)); }
 
+// The scan's per-(token, head) values in the shared buffer: softplus(dt) [T, H], then (A [1, H])
+// the decay e^(dts·A[h]) [T, H], computed as the reference computes them (std::log1p, std::exp).
+float* scan_dts(const OpContext& ctx) { return reinterpret_cast<float*>(ctx.shared); }
+
 }  // namespace
 
 size_t recurrent_scratch_floats(const Tensor& node) {
   switch (node.op) {
     case Op::kSsmConv:
       return ssm_conv_kernel_floats(node.src[1]->ne[0]) + slot_runs_ints(node.ne[1], node.src[2]->ne[2]);
+    case Op::kSsmScan:
+      return ssm_scan_kernel_floats(node.src[3]->ne[0]) + slot_runs_ints(node.ne[2], node.src[5]->ne[3]);
     default: return 0;
   }
+}
+
+size_t recurrent_shared_bytes(const Tensor& node) {
+  if (node.op != Op::kSsmScan) return 0;
+  const bool decay = node.src[2]->ne[0] == 1;
+  return static_cast<size_t>(node.ne[1] * node.ne[2]) * sizeof(float) * (decay ? 2 : 1);
 }
 
 // y [d, T]; x [d, T], weight [k, d], state [k - 1, d, S].
@@ -86,6 +100,53 @@ void run_ssm_conv(const Tensor& dst, const OpContext& ctx) {
   const Range channels = line_share(ctx.thread, args.channels);
   if (channels.begin < channels.end)
     recurrent_kernels().conv(args, runs, channels.begin, channels.end, ctx.scratch.floats.data());
+}
+
+// y [head_dim, H, T]; x [head_dim, H, T], dt [H, T], A [d_state or 1, H], B and C
+// [d_state, G, T], state [d_state, head_dim, H, S]. First the threads fill the shared
+// softplus(dt) (and decay) table, then each runs its share of the tiles.
+void run_ssm_scan(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& x = *dst.src[0];
+  const Tensor& dt = *dst.src[1];
+  const Tensor& a = *dst.src[2];
+  const Tensor& b = *dst.src[3];
+  const Tensor& c = *dst.src[4];
+  const Tensor& state = *dst.src[5];
+  const int64_t n_head = x.ne[1], n_tokens = x.ne[2];
+  const bool per_head = a.ne[0] == 1;
+  float* dts = scan_dts(ctx);
+  float* decay = per_head ? dts + n_head * n_tokens : nullptr;
+  const auto* a_values = a.data_as<const float>();
+  for (int64_t e = ctx.thread.share_begin(n_head * n_tokens); e < ctx.thread.share_end(n_head * n_tokens);
+       ++e) {
+    const int64_t t = e / n_head, h = e % n_head;
+    const float raw = dt.data_as<const float>()[t * float_stride(dt, 1) + h];
+    const float softplus = raw > 20.0f ? raw : std::log1p(std::exp(raw));
+    dts[e] = softplus;
+    if (decay != nullptr) decay[e] = std::exp(softplus * a_values[h]);
+  }
+  ctx.thread.barrier();
+  const SsmScanArgs args{x.data_as<const float>(),
+                         float_stride(x, 2),
+                         dts,
+                         decay,
+                         a_values,
+                         b.data_as<const float>(),
+                         float_stride(b, 2),
+                         c.data_as<const float>(),
+                         float_stride(c, 2),
+                         state.data_as<float>(),
+                         dst.data_as<float>(),
+                         b.ne[0],
+                         x.ne[0],
+                         n_head,
+                         b.ne[1]};
+  const RecurrentKernels& kernels = recurrent_kernels();
+  const size_t kernel_floats = ssm_scan_kernel_floats(args.d_state);
+  const SlotRuns runs = thread_slot_runs(*dst.src[6], state.ne[3], kernel_floats, ctx);
+  const int64_t tiles = args.n_group * ssm_scan_tiles_per_group(args, kernels.lanes);
+  const int64_t begin = ctx.thread.share_begin(tiles), end = ctx.thread.share_end(tiles);
+  if (begin < end) kernels.scan(args, runs, begin, end, ctx.scratch.floats.data());
 }
 
 // y [d, T]; x [d, T], state [d, S]: per token in batch order, y gets the slot's row and the row

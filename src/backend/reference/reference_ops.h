@@ -46,6 +46,7 @@ void weighted_sum(const Tensor& node);  // ref_moe.cpp
 void concat(const Tensor& node);        // ref_moe.cpp
 void l2_norm(const Tensor& node);       // ref_norm.cpp
 void ssm_conv(const Tensor& node);      // ref_recurrent.cpp
+void ssm_scan(const Tensor& node);      // ref_recurrent.cpp
 void token_shift(const Tensor& node);   // ref_recurrent.cpp
 
 // --- shared helpers (ref_access.cpp) ---

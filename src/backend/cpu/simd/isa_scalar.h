@@ -1,7 +1,7 @@
 // One-lane "vector" traits for the generic level: the members of simd/isa_avx2.h that the
-// recurrent kernels use (simd/recurrent_impl.h), on a single float with std::fma, so that the
-// generic level runs the same template as the SIMD levels, one channel at a time. No intrinsics: include from
-// any file.
+// recurrent kernels use (simd/recurrent_impl.h), on a single float with std::fma and std::exp,
+// so that the generic level runs the same template as the SIMD levels, one row or channel at a
+// time. No intrinsics: include from any file.
 #pragma once
 
 #include <cmath>
@@ -22,6 +22,8 @@ struct Scalar {
   static void store(float* p, F v) { *p = v; }
   static F mul(F a, F b) { return a * b; }
   static F fma(F a, F b, F c) { return std::fma(a, b, c); }  // a·b + c, one rounding
+  static F exp(F x) { return std::exp(x); }
+  static void transpose(F (&/*r*/)[kLanes]) {}
 
   // Tails: a single lane is always whole.
   static Mask tail_mask(int64_t remaining) { return remaining > 0; }
