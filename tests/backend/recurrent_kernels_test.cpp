@@ -127,10 +127,21 @@ ScanRun run_scan(const RecurrentKernels& kernels, const ScanShape& s) {
   }
   ScanRun r{std::vector<float>(static_cast<size_t>(rows * s.n_tokens), 0.0f),
             values(static_cast<size_t>(s.d_state * rows * s.n_slots), 8, 2.0f)};
-  const SsmScanArgs args{x.data(),   x_stride,       dts.data(), s.per_value ? nullptr : decay.data(),
-                         a.data(),   b.data(),       bc_stride,  b.data() + bc,
-                         bc_stride,  r.state.data(), r.y.data(), s.d_state,
-                         s.head_dim, s.n_head,       s.n_group};
+  const SsmScanArgs args{.x = x.data(),
+                         .x_stride = x_stride,
+                         .dts = dts.data(),
+                         .decay = s.per_value ? nullptr : decay.data(),
+                         .a = a.data(),
+                         .b = b.data(),
+                         .b_stride = bc_stride,
+                         .c = b.data() + bc,  // C after B in each token
+                         .c_stride = bc_stride,
+                         .state = r.state.data(),
+                         .y = r.y.data(),
+                         .d_state = s.d_state,
+                         .head_dim = s.head_dim,
+                         .n_head = s.n_head,
+                         .n_group = s.n_group};
   const Runs runs = interleaved_runs(s.n_tokens, s.n_slots);
   std::vector<float> scratch(ssm_scan_kernel_floats(s.d_state));
   const int64_t tiles = s.n_group * ssm_scan_tiles_per_group(args, kernels.lanes);

@@ -88,13 +88,13 @@ void run_ssm_conv(const Tensor& dst, const OpContext& ctx) {
   const Tensor& x = *dst.src[0];
   const Tensor& weight = *dst.src[1];
   const Tensor& state = *dst.src[2];
-  const SsmConvArgs args{x.data_as<const float>(),
-                         float_stride(x, 1),
-                         weight.data_as<const float>(),
-                         state.data_as<float>(),
-                         dst.data_as<float>(),
-                         weight.ne[0],
-                         x.ne[0]};
+  const SsmConvArgs args{.x = x.data_as<const float>(),
+                         .x_stride = float_stride(x, 1),
+                         .weight = weight.data_as<const float>(),
+                         .state = state.data_as<float>(),
+                         .y = dst.data_as<float>(),
+                         .k = weight.ne[0],
+                         .channels = x.ne[0]};
   const size_t kernel_floats = ssm_conv_kernel_floats(args.k);
   const SlotRuns runs = thread_slot_runs(*dst.src[3], state.ne[2], kernel_floats, ctx);
   const Range channels = line_share(ctx.thread, args.channels);
@@ -126,21 +126,21 @@ void run_ssm_scan(const Tensor& dst, const OpContext& ctx) {
     if (decay != nullptr) decay[e] = std::exp(softplus * a_values[h]);
   }
   ctx.thread.barrier();
-  const SsmScanArgs args{x.data_as<const float>(),
-                         float_stride(x, 2),
-                         dts,
-                         decay,
-                         a_values,
-                         b.data_as<const float>(),
-                         float_stride(b, 2),
-                         c.data_as<const float>(),
-                         float_stride(c, 2),
-                         state.data_as<float>(),
-                         dst.data_as<float>(),
-                         b.ne[0],
-                         x.ne[0],
-                         n_head,
-                         b.ne[1]};
+  const SsmScanArgs args{.x = x.data_as<const float>(),
+                         .x_stride = float_stride(x, 2),
+                         .dts = dts,
+                         .decay = decay,
+                         .a = a_values,
+                         .b = b.data_as<const float>(),
+                         .b_stride = float_stride(b, 2),
+                         .c = c.data_as<const float>(),
+                         .c_stride = float_stride(c, 2),
+                         .state = state.data_as<float>(),
+                         .y = dst.data_as<float>(),
+                         .d_state = b.ne[0],
+                         .head_dim = x.ne[0],
+                         .n_head = n_head,
+                         .n_group = b.ne[1]};
   const RecurrentKernels& kernels = recurrent_kernels();
   const size_t kernel_floats = ssm_scan_kernel_floats(args.d_state);
   const SlotRuns runs = thread_slot_runs(*dst.src[6], state.ne[3], kernel_floats, ctx);
