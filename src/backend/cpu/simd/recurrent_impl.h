@@ -78,19 +78,19 @@ void from_lanes(const float* in, int64_t stride, int lanes, int64_t n, float* co
 // token y = fma chain over the window, oldest first, then x; x then replaces the oldest value.
 template <class V>
 void ssm_conv(const SsmConvArgs& a, const SlotRuns& runs, int64_t begin, int64_t end, float* scratch) {
-  constexpr int L = V::kLanes;
+  constexpr int64_t kLanes = V::kLanes;
   const int64_t k = a.k, taps = k - 1;
-  float* weights = scratch;                       // [kConvBlock][k][L]: weight[j, channel]
-  float* windows = scratch + kConvBlock * k * L;  // [kConvBlock][k - 1][L]
-  for (int64_t c0 = begin; c0 < end; c0 += kConvBlock * L) {
-    const int count = static_cast<int>(std::min<int64_t>(kConvBlock, (end - c0 + L - 1) / L));
+  float* weights = scratch;                            // [kConvBlock][k][kLanes]: weight[j, channel]
+  float* windows = scratch + kConvBlock * k * kLanes;  // [kConvBlock][k - 1][kLanes]
+  for (int64_t c0 = begin; c0 < end; c0 += kConvBlock * kLanes) {
+    const int count = static_cast<int>(std::min<int64_t>(kConvBlock, (end - c0 + kLanes - 1) / kLanes));
     int lanes[kConvBlock];
     for (int b = 0; b < count; ++b) {
-      const int64_t first = c0 + b * L;
-      lanes[b] = static_cast<int>(std::min<int64_t>(L, end - first));
+      const int64_t first = c0 + b * kLanes;
+      lanes[b] = static_cast<int>(std::min<int64_t>(kLanes, end - first));
       for (int64_t j = 0; j < k; ++j) {
-        for (int l = 0; l < L; ++l)
-          weights[(b * k + j) * L + l] = l < lanes[b] ? a.weight[(first + l) * k + j] : 0.0f;
+        for (int l = 0; l < kLanes; ++l)
+          weights[(b * k + j) * kLanes + l] = l < lanes[b] ? a.weight[(first + l) * k + j] : 0.0f;
       }
     }
     for (int64_t r = 0; r < runs.count; ++r) {
@@ -98,29 +98,30 @@ void ssm_conv(const SsmConvArgs& a, const SlotRuns& runs, int64_t begin, int64_t
       float* state = a.state + (runs.slot[r] * a.channels + c0) * taps;
       for (int b = 0; b < count; ++b) {
         for (int64_t j = 0; j < taps; ++j) {
-          for (int l = 0; l < L; ++l)
-            windows[(b * taps + j) * L + l] = l < lanes[b] ? state[(b * L + l) * taps + j] : 0.0f;
+          for (int l = 0; l < kLanes; ++l)
+            windows[(b * taps + j) * kLanes + l] = l < lanes[b] ? state[(b * kLanes + l) * taps + j] : 0.0f;
         }
       }
       int64_t oldest = 0;
       for (int32_t i = runs.begin[r]; i < runs.begin[r + 1]; ++i) {
         const int64_t t = runs.tokens[i];
         for (int b = 0; b < count; ++b) {
-          const float* w = weights + b * k * L;
-          float* window = windows + b * taps * L;
-          const typename V::F x = load_part<V>(a.x + t * a.x_stride + c0 + b * L, lanes[b]);
+          const float* w = weights + b * k * kLanes;
+          float* window = windows + b * taps * kLanes;
+          const typename V::F x = load_part<V>(a.x + t * a.x_stride + c0 + b * kLanes, lanes[b]);
           typename V::F sum = V::zero();
           for (int64_t j = 0, at = oldest; j < taps; ++j, at = at + 1 == taps ? 0 : at + 1)
-            sum = V::fma(V::load(w + j * L), V::load(window + at * L), sum);
-          sum = V::fma(V::load(w + taps * L), x, sum);
-          store_part<V>(a.y + t * a.channels + c0 + b * L, lanes[b], sum);
-          V::store(window + oldest * L, x);
+            sum = V::fma(V::load(w + j * kLanes), V::load(window + at * kLanes), sum);
+          sum = V::fma(V::load(w + taps * kLanes), x, sum);
+          store_part<V>(a.y + t * a.channels + c0 + b * kLanes, lanes[b], sum);
+          V::store(window + oldest * kLanes, x);
         }
         oldest = oldest + 1 == taps ? 0 : oldest + 1;
       }
       for (int b = 0; b < count; ++b) {
         for (int64_t j = 0, at = oldest; j < taps; ++j, at = at + 1 == taps ? 0 : at + 1) {
-          for (int l = 0; l < lanes[b]; ++l) state[(b * L + l) * taps + j] = windows[(b * taps + at) * L + l];
+          for (int l = 0; l < lanes[b]; ++l)
+            state[(b * kLanes + l) * taps + j] = windows[(b * taps + at) * kLanes + l];
         }
       }
     }
@@ -136,11 +137,6 @@ typename V::F per_head(const float* values, const int64_t* head, int lanes, int6
   for (int l = 0; l < V::kLanes; ++l) tmp[l] = values[head[l]];
   return V::load(tmp);
 }
-
-// The scan processes up to kTileBlock tiles of one group together: each tile's output is a chain
-// of d_state dependent fma (its lanes' sums in increasing n), and the chains of several tiles
-// overlap in the processor where one alone would wait on each fma's latency.
-constexpr int kTileBlock = kScanTileBlock;
 
 // A tile: `lanes` consecutive state rows from r0 (recurrent_kernels.h); lane l is a row of head
 // head[l] (lanes past the rows repeat the last head).
@@ -159,28 +155,28 @@ struct Tile {
 template <class V, int kCount>
 void scan_direct(const SsmScanArgs& a, const Tile<V>* tiles, int64_t group, int64_t slot, int64_t t,
                  float* tmp) {
-  constexpr int L = V::kLanes;
+  constexpr int64_t kLanes = V::kLanes;
   using F = typename V::F;
   const int64_t d_state = a.d_state, rows_per_slot = a.head_dim * a.n_head;
   const bool per_value = a.decay == nullptr;
-  float* xdt = tmp;               // [kCount][L]: per row, x·dts
-  float* dts = tmp + kCount * L;  // [kCount][L]: per row, its head's dts (Mamba-1) or decay
+  float* xdt = tmp;                    // [kCount][kLanes]: per row, x·dts
+  float* dts = tmp + kCount * kLanes;  // [kCount][kLanes]: per row, its head's dts (Mamba-1) or decay
   for (int b = 0; b < kCount; ++b) {
     const Tile<V>& tile = tiles[b];
     const float* x = a.x + t * a.x_stride + tile.r0;
     for (int l = 0; l < tile.lanes; ++l) {
       const float head_dts = a.dts[t * a.n_head + tile.head[l]];
-      xdt[b * L + l] = x[l] * head_dts;
-      dts[b * L + l] = per_value ? head_dts : a.decay[t * a.n_head + tile.head[l]];
+      xdt[b * kLanes + l] = x[l] * head_dts;
+      dts[b * kLanes + l] = per_value ? head_dts : a.decay[t * a.n_head + tile.head[l]];
     }
   }
   const float* bn = a.b + t * a.b_stride + group * d_state;
   const float* cn = a.c + t * a.c_stride + group * d_state;
   F y[kCount];
   for (int b = 0; b < kCount; ++b) y[b] = V::zero();
-  F block[L];
-  for (int64_t j0 = 0; j0 < d_state; j0 += L) {
-    const int64_t count = std::min<int64_t>(L, d_state - j0);
+  F block[kLanes];
+  for (int64_t j0 = 0; j0 < d_state; j0 += kLanes) {
+    const int64_t count = std::min<int64_t>(kLanes, d_state - j0);
     const F bv = load_part<V>(bn + j0, count);
 #pragma GCC unroll 4
     for (int b = 0; b < kCount; ++b) {
@@ -188,13 +184,13 @@ void scan_direct(const SsmScanArgs& a, const Tile<V>* tiles, int64_t group, int6
       float* rows = a.state + (slot * rows_per_slot + tile.r0) * d_state + j0;
       for (int l = 0; l < tile.lanes; ++l) {
         float* row = rows + l * d_state;
-        F d = V::set1(dts[b * L + l]);
+        F d = V::set1(dts[b * kLanes + l]);
         if (per_value) d = V::exp(V::mul(d, load_part<V>(a.a + tile.head[l] * d_state + j0, count)));
-        const F v = V::fma(bv, V::set1(xdt[b * L + l]), V::mul(load_part<V>(row, count), d));
+        const F v = V::fma(bv, V::set1(xdt[b * kLanes + l]), V::mul(load_part<V>(row, count), d));
         store_part<V>(row, count, v);
         block[l] = v;
       }
-      for (int l = tile.lanes; l < L; ++l) block[l] = V::zero();
+      for (int l = tile.lanes; l < kLanes; ++l) block[l] = V::zero();
       V::transpose(block);
       for (int64_t j = 0; j < count; ++j) y[b] = V::fma(block[j], V::broadcast(cn + j0 + j), y[b]);
     }
@@ -209,13 +205,13 @@ void scan_direct(const SsmScanArgs& a, const Tile<V>* tiles, int64_t group, int6
 template <class V, int kCount>
 void scan_block(const SsmScanArgs& a, const SlotRuns& runs, const Tile<V>* tiles, int64_t group,
                 float* states, float* decays, float* tmp) {
-  constexpr int L = V::kLanes;
-  constexpr int64_t kStride = int64_t{kCount} * L;
+  constexpr int64_t kLanes = V::kLanes;
+  constexpr int64_t kStride = int64_t{kCount} * kLanes;
   using F = typename V::F;
   const int64_t d_state = a.d_state, rows_per_slot = a.head_dim * a.n_head;
   const bool per_value = a.decay == nullptr;
   bool a_in_lanes = false;
-  float* rows[kCount][L];
+  float* rows[kCount][kLanes];
   for (int64_t r = 0; r < runs.count; ++r) {
     if (runs.begin[r + 1] - runs.begin[r] == 1) {
       scan_direct<V, kCount>(a, tiles, group, runs.slot[r], runs.tokens[runs.begin[r]], tmp);
@@ -223,18 +219,18 @@ void scan_block(const SsmScanArgs& a, const SlotRuns& runs, const Tile<V>* tiles
     }
     if (per_value && !a_in_lanes) {
       for (int b = 0; b < kCount; ++b) {
-        const float* a_rows[L];
-        for (int l = 0; l < L; ++l) a_rows[l] = a.a + tiles[b].head[l] * d_state;
-        to_lanes<V>(a_rows, tiles[b].lanes, d_state, decays + b * L, kStride);
+        const float* a_rows[kLanes];
+        for (int l = 0; l < kLanes; ++l) a_rows[l] = a.a + tiles[b].head[l] * d_state;
+        to_lanes<V>(a_rows, tiles[b].lanes, d_state, decays + b * kLanes, kStride);
       }
       a_in_lanes = true;
     }
     for (int b = 0; b < kCount; ++b) {
-      for (int l = 0; l < L; ++l) {
+      for (int l = 0; l < kLanes; ++l) {
         const int64_t row = tiles[b].r0 + std::min(l, tiles[b].lanes - 1);
         rows[b][l] = a.state + (runs.slot[r] * rows_per_slot + row) * d_state;
       }
-      to_lanes<V>(rows[b], tiles[b].lanes, d_state, states + b * L, kStride);
+      to_lanes<V>(rows[b], tiles[b].lanes, d_state, states + b * kLanes, kStride);
     }
     for (int32_t i = runs.begin[r]; i < runs.begin[r + 1]; ++i) {
       const int64_t t = runs.tokens[i];
@@ -256,9 +252,9 @@ void scan_block(const SsmScanArgs& a, const SlotRuns& runs, const Tile<V>* tiles
           const F bv = V::broadcast(bn + n), cv = V::broadcast(cn + n);
 #pragma GCC unroll 4
           for (int b = 0; b < kCount; ++b) {
-            const F d = V::exp(V::mul(dts[b], V::load(an + b * L)));
-            const F v = V::fma(bv, xdt[b], V::mul(V::load(s + b * L), d));
-            V::store(s + b * L, v);
+            const F d = V::exp(V::mul(dts[b], V::load(an + b * kLanes)));
+            const F v = V::fma(bv, xdt[b], V::mul(V::load(s + b * kLanes), d));
+            V::store(s + b * kLanes, v);
             y[b] = V::fma(v, cv, y[b]);
           }
         }
@@ -267,8 +263,8 @@ void scan_block(const SsmScanArgs& a, const SlotRuns& runs, const Tile<V>* tiles
           const F bv = V::broadcast(bn + n), cv = V::broadcast(cn + n);
 #pragma GCC unroll 4
           for (int b = 0; b < kCount; ++b) {
-            const F v = V::fma(bv, xdt[b], V::mul(V::load(s + b * L), decay[b]));
-            V::store(s + b * L, v);
+            const F v = V::fma(bv, xdt[b], V::mul(V::load(s + b * kLanes), decay[b]));
+            V::store(s + b * kLanes, v);
             y[b] = V::fma(v, cv, y[b]);
           }
         }
@@ -276,31 +272,34 @@ void scan_block(const SsmScanArgs& a, const SlotRuns& runs, const Tile<V>* tiles
       for (int b = 0; b < kCount; ++b)
         store_part<V>(a.y + t * rows_per_slot + tiles[b].r0, tiles[b].lanes, y[b]);
     }
-    for (int b = 0; b < kCount; ++b) from_lanes<V>(states + b * L, kStride, tiles[b].lanes, d_state, rows[b]);
+    for (int b = 0; b < kCount; ++b)
+      from_lanes<V>(states + b * kLanes, kStride, tiles[b].lanes, d_state, rows[b]);
   }
 }
 
-// Selective scan over tiles [begin, end) (recurrent_kernels.h), in blocks of up to kTileBlock
-// consecutive tiles of one group.
+// Selective scan over tiles [begin, end) (recurrent_kernels.h), in blocks of up to
+// kScanTileBlock consecutive tiles of one group: each tile's output is a chain of d_state
+// dependent fma (its lanes' sums in increasing n), and the chains of several tiles overlap in the
+// processor where one alone would wait on each fma's latency.
 template <class V>
 void ssm_scan(const SsmScanArgs& a, const SlotRuns& runs, int64_t begin, int64_t end, float* scratch) {
-  constexpr int L = V::kLanes;
+  constexpr int64_t kLanes = V::kLanes;
   const int64_t d_state = a.d_state;
   const int64_t rows_per_group = a.head_dim * a.n_head / a.n_group;
-  const int64_t tiles_per_group = ssm_scan_tiles_per_group(a, L);
-  float* states = scratch;                            // [d_state][kTileBlock][L]
-  float* decays = states + d_state * kTileBlock * L;  // the same: Mamba-1's A
-  float* tmp = decays + d_state * kTileBlock * L;     // [2][kTileBlock][L]
+  const int64_t tiles_per_group = ssm_scan_tiles_per_group(a, kLanes);
+  float* states = scratch;                                     // [d_state][kScanTileBlock][kLanes]
+  float* decays = states + d_state * kScanTileBlock * kLanes;  // the same: Mamba-1's A
+  float* tmp = decays + d_state * kScanTileBlock * kLanes;     // [2][kScanTileBlock][kLanes]
   for (int64_t first = begin; first < end;) {
     const int64_t group = first / tiles_per_group;
-    const auto count =
-        static_cast<int>(std::min<int64_t>({kTileBlock, end - first, (group + 1) * tiles_per_group - first}));
-    Tile<V> tiles[kTileBlock];
+    const auto count = static_cast<int>(
+        std::min<int64_t>({kScanTileBlock, end - first, (group + 1) * tiles_per_group - first}));
+    Tile<V> tiles[kScanTileBlock];
     for (int b = 0; b < count; ++b) {
       Tile<V>& tile = tiles[b];
-      tile.r0 = group * rows_per_group + (first + b - group * tiles_per_group) * L;
-      tile.lanes = static_cast<int>(std::min<int64_t>(L, (group + 1) * rows_per_group - tile.r0));
-      for (int l = 0; l < L; ++l) tile.head[l] = (tile.r0 + std::min(l, tile.lanes - 1)) / a.head_dim;
+      tile.r0 = group * rows_per_group + (first + b - group * tiles_per_group) * kLanes;
+      tile.lanes = static_cast<int>(std::min<int64_t>(kLanes, (group + 1) * rows_per_group - tile.r0));
+      for (int l = 0; l < kLanes; ++l) tile.head[l] = (tile.r0 + std::min(l, tile.lanes - 1)) / a.head_dim;
     }
     switch (count) {
       case 4: scan_block<V, 4>(a, runs, tiles, group, states, decays, tmp); break;
