@@ -8,6 +8,10 @@
 //   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
 //   rows/<isa>/to_f16/1024           one token's K row of the 1 B llama written as F16
 //   rows/<isa>/sum_squares/2048      RMS norm's sum over one hidden-state row
+//   ssm_scan/<isa>/<shape>/T:N       the selective scan of one layer over N tokens of one
+//                                  sequence (Mamba-2: d_state 128, head_dim 64, 32 heads; Mamba-1:
+//                                  d_state 16, 5120 heads of one value); counters: state values/s
+//   ssm_conv/<isa>/<k>x<d>/T:N       the causal convolution of one layer over N tokens
 //   memory/read/readers:N          a plain read of 1 GiB by N threads at once: the bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -30,6 +34,7 @@
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
+#include "backend/cpu/recurrent_kernels.h"
 #include "backend/cpu/row_kernels.h"
 #include "core/cpu_features.h"
 #include "core/large_buffer.h"
@@ -306,6 +311,70 @@ void bench_sum_squares(benchmark::State& state, IsaLevel level) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
+// One sequence's tokens 0 .. n - 1 on slot 0: the kernels' SlotRuns.
+struct OneSequence {
+  std::vector<int32_t> tokens, begin, slot{0};
+  explicit OneSequence(int64_t n) : begin{0, static_cast<int32_t>(n)} {
+    for (int64_t t = 0; t < n; ++t) tokens.push_back(static_cast<int32_t>(t));
+  }
+  SlotRuns runs() const { return {tokens.data(), begin.data(), slot.data(), 1}; }
+};
+
+// One layer's selective scan over `n_tokens` tokens (recurrent_kernels.h), A per head (Mamba-2)
+// or per state value (Mamba-1); the state's values per second.
+void bench_ssm_scan(benchmark::State& state, IsaLevel level, int64_t d_state, int64_t head_dim,
+                    int64_t n_head, bool per_value, int64_t n_tokens) {
+  const int64_t rows = head_dim * n_head;
+  const auto x = random_values(static_cast<size_t>(rows * n_tokens), 10);
+  const auto bc = random_values(static_cast<size_t>(2 * d_state * n_tokens), 11);
+  std::vector<float> dts(static_cast<size_t>(n_head * n_tokens), 0.1f), decay(dts.size(), 0.99f);
+  std::vector<float> a(static_cast<size_t>((per_value ? d_state : 1) * n_head), -0.5f);
+  std::vector<float> states = random_values(static_cast<size_t>(d_state * rows), 12);
+  std::vector<float> y(static_cast<size_t>(rows * n_tokens));
+  const SsmScanArgs args{.x = x.data(),
+                         .x_stride = rows,
+                         .dts = dts.data(),
+                         .decay = per_value ? nullptr : decay.data(),
+                         .a = a.data(),
+                         .b = bc.data(),
+                         .b_stride = 2 * d_state,
+                         .c = bc.data() + d_state,
+                         .c_stride = 2 * d_state,
+                         .state = states.data(),
+                         .y = y.data(),
+                         .d_state = d_state,
+                         .head_dim = head_dim,
+                         .n_head = n_head,
+                         .n_group = 1};
+  const RecurrentKernels kernels = recurrent_kernels_for(level);
+  const OneSequence sequence(n_tokens);
+  std::vector<float> scratch(ssm_scan_kernel_floats(d_state));
+  const int64_t tiles = ssm_scan_tiles_per_group(args, kernels.lanes);
+  for (auto _ : state) {
+    kernels.scan(args, sequence.runs(), 0, tiles, scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["values/s"] = benchmark::Counter(
+      static_cast<double>(d_state * rows * n_tokens) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
+void bench_ssm_conv(benchmark::State& state, IsaLevel level, int64_t k, int64_t channels, int64_t n_tokens) {
+  const auto x = random_values(static_cast<size_t>(channels * n_tokens), 13);
+  const auto weight = random_values(static_cast<size_t>(k * channels), 14);
+  std::vector<float> states = random_values(static_cast<size_t>((k - 1) * channels), 15);
+  std::vector<float> y(x.size());
+  const SsmConvArgs args{x.data(), channels, weight.data(), states.data(), y.data(), k, channels};
+  const RecurrentKernels kernels = recurrent_kernels_for(level);
+  const OneSequence sequence(n_tokens);
+  std::vector<float> scratch(ssm_conv_kernel_floats(k));
+  for (auto _ : state) {
+    kernels.conv(args, sequence.runs(), 0, channels, scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * channels * n_tokens);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -378,6 +447,19 @@ void register_all() {
     const std::string isa = isa_level_name(level);
     benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
     benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !recurrent_kernels_for(level)) continue;
+    const std::string isa = isa_level_name(level);
+    for (int64_t tokens : {1, 512}) {
+      const std::string t = "/T:" + std::to_string(tokens);
+      benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba2/128x64x32" + t).c_str(), bench_ssm_scan,
+                                   level, int64_t{128}, int64_t{64}, int64_t{32}, false, tokens);
+      benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba1/16x1x5120" + t).c_str(), bench_ssm_scan,
+                                   level, int64_t{16}, int64_t{1}, int64_t{5120}, true, tokens);
+      benchmark::RegisterBenchmark(("ssm_conv/" + isa + "/4x5120" + t).c_str(), bench_ssm_conv, level,
+                                   int64_t{4}, int64_t{5120}, tokens);
+    }
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)
       ->ArgName("readers")

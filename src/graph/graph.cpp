@@ -27,6 +27,34 @@ bool broadcasts(const Tensor* a, const Tensor* b) {
   return b->ne[0] == a->ne[0];
 }
 
+// F32 values, each token's contiguous (dimensions below `token_dim` packed), tokens at any
+// stride (a multiple of 4 bytes), no dimension beyond: what the recurrent ops read. Dimensions of
+// one value may have any stride.
+bool tokens_packed(const Tensor* t, int token_dim) {
+  if (t->type != DType::F32 || t->nb[token_dim] % sizeof(float) != 0) return false;
+  size_t stride = sizeof(float);
+  for (int i = 0; i < token_dim; ++i) {
+    if (t->nb[i] != stride && t->ne[i] != 1) return false;
+    stride *= static_cast<size_t>(t->ne[i]);
+  }
+  for (int i = token_dim + 1; i < kMaxDims; ++i) {
+    if (t->ne[i] != 1) return false;
+  }
+  return true;
+}
+
+// A recurrent op's state: F32, contiguous, of this shape (the last dimension, the slots, >= 1).
+bool is_state(const Tensor* state, std::array<int64_t, kMaxDims> ne) {
+  return state->type == DType::F32 && state->is_contiguous() && state->ne == ne && state->elements() > 0;
+}
+
+// A recurrent op's slots: I32 [n_tokens], contiguous.
+void require_slots(const Tensor* slots, int64_t n_tokens, const char* what, const Tensor* x) {
+  require(
+      slots->type == DType::I32 && slots->is_contiguous() && slots->ne[0] == n_tokens && slots->rows() == 1,
+      what, slots, x);
+}
+
 void store_rope_params(Tensor* node, const RopeParams& p) {
   node->params[kRopeNRot] = p.n_rot;
   node->params[kRopeNeox] = p.neox ? 1 : 0;
@@ -340,6 +368,54 @@ Tensor* Graph::softmax(Tensor* a, float scale, Tensor* mask) {
 }
 
 Tensor* Graph::copy(Tensor* a, DType type) { return new_node(Op::kCopy, type, a->ne, {a}); }
+
+Tensor* Graph::l2_norm(Tensor* x, float eps) {
+  require(x->nb[0] == dtype_traits(x->type).block_bytes && dtype_traits(x->type).block_size == 1,
+          "l2_norm of rows whose values are not contiguous (copy it first)", x);
+  require(eps >= 0.0f, "l2_norm needs eps >= 0", x);
+  Tensor* t = new_node(Op::kL2Norm, DType::F32, x->ne, {x});
+  t->set_param_float(0, eps);
+  return t;
+}
+
+Tensor* Graph::ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots) {
+  require(tokens_packed(x, 1), "ssm_conv x F32 [d, T], each token's values contiguous", x);
+  const int64_t d = x->ne[0], n_tokens = x->ne[1], k = weight->ne[0];
+  require(weight->type == DType::F32 && weight->is_contiguous() && k >= 2 && weight->ne[1] == d &&
+              weight->rows() == d,
+          "ssm_conv weight F32 [k >= 2, d]", weight, x);
+  require(is_state(state, {k - 1, d, state->ne[2], 1}), "ssm_conv state F32 [k - 1, d, S], contiguous", state,
+          weight);
+  require_slots(slots, n_tokens, "ssm_conv slots I32 [T]", x);
+  return new_node(Op::kSsmConv, DType::F32, {d, n_tokens, 1, 1}, {x, weight, state, slots});
+}
+
+Tensor* Graph::ssm_scan(Tensor* x, Tensor* dt, Tensor* A, Tensor* B, Tensor* C, Tensor* state,
+                        Tensor* slots) {
+  require(tokens_packed(x, 2), "ssm_scan x F32 [head_dim, H, T], each token's values contiguous", x);
+  const int64_t head_dim = x->ne[0], n_head = x->ne[1], n_tokens = x->ne[2];
+  const int64_t d_state = B->ne[0], n_group = B->ne[1];
+  require(tokens_packed(dt, 1) && dt->ne[0] == n_head && dt->ne[1] == n_tokens, "ssm_scan dt F32 [H, T]", dt,
+          x);
+  require(tokens_packed(B, 2) && B->ne[2] == n_tokens && n_group > 0 && n_head % n_group == 0,
+          "ssm_scan B F32 [d_state, G, T] with G dividing H", B, x);
+  require(tokens_packed(C, 2) && C->ne == B->ne, "ssm_scan C F32 of B's shape", C, B);
+  require(A->type == DType::F32 && A->is_contiguous() && (A->ne[0] == d_state || A->ne[0] == 1) &&
+              A->ne[1] == n_head && A->ne[2] == 1 && A->ne[3] == 1,
+          "ssm_scan A F32 [d_state or 1, H]", A, x);
+  require(is_state(state, {d_state, head_dim, n_head, state->ne[3]}),
+          "ssm_scan state F32 [d_state, head_dim, H, S], contiguous", state, x);
+  require_slots(slots, n_tokens, "ssm_scan slots I32 [T]", x);
+  return new_node(Op::kSsmScan, DType::F32, {head_dim, n_head, n_tokens, 1}, {x, dt, A, B, C, state, slots});
+}
+
+Tensor* Graph::token_shift(Tensor* x, Tensor* state, Tensor* slots) {
+  require(tokens_packed(x, 1), "token_shift x F32 [d, T], each token's values contiguous", x);
+  require(is_state(state, {x->ne[0], state->ne[1], 1, 1}), "token_shift state F32 [d, S], contiguous", state,
+          x);
+  require_slots(slots, x->ne[1], "token_shift slots I32 [T]", x);
+  return new_node(Op::kTokenShift, DType::F32, {x->ne[0], x->ne[1], 1, 1}, {x, state, slots});
+}
 
 Tensor* Graph::reshape(Tensor* a, std::array<int64_t, kMaxDims> ne) {
   require(a->is_contiguous(), "reshape of a non-contiguous tensor", a);

@@ -146,6 +146,41 @@ class Graph {
   // rows when it has fewer) may be nullptr. -inf in the mask excludes a column.
   Tensor* softmax(Tensor* a, float scale = 1.0f, Tensor* mask = nullptr);
   Tensor* copy(Tensor* a, DType type = DType::F32);
+  // x / max(sqrt(Σ x²), eps) over each row of x [n, ...] (computed as x · (1 / max(...)), as
+  // llama.cpp's ggml_l2_norm). The rows may be a view at any row stride ([head_dim, heads·T] of a
+  // wider tensor); the result is contiguous.
+  Tensor* l2_norm(Tensor* x, float eps);
+
+  // --- recurrent layers (Mamba-1/2, LFM2, RWKV) ---
+  // Each keeps a per-sequence state in `state`, F32, contiguous, one plane per slot (the memory
+  // layer owns it, as it owns the KV cache). `slots` I32 [T] gives each token of the batch its
+  // sequence's slot (0..S-1); a sequence's tokens come in increasing position order, sequences
+  // possibly interleaved. The op runs the tokens in batch order, carries each slot's state from
+  // token to token, and leaves each slot's final state in `state` (written in place; the result
+  // is the output, not the state). A token's result depends only on its slot's state and its own
+  // inputs, so how a sequence is split over calls, and what else is in the batch, changes no bit.
+  // Inputs x, dt, B, C may be views whose tokens lie at any stride (each token's values
+  // contiguous): the parts of a fused projection.
+  //
+  // Causal depthwise 1-D convolution (Mamba's conv1d; LFM2's short convolution). x [d, T],
+  // weight [k, d] (GGUF ssm_conv1d.weight: k the kernel width, k >= 2), state [k-1, d, S] -> y
+  // [d, T]. Token t, channel c, window v = (state[0..k-2, c, s], x[c, t]):
+  // y[c, t] = Σ_j weight[j, c]·v[j], one fma chain from 0 in increasing j; then the state holds
+  // v[1..k-1]. No bias, no activation (separate ops).
+  Tensor* ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots);
+  // Selective scan (Mamba-1 and Mamba-2; llama.cpp's ggml_ssm_scan). x [head_dim, H, T],
+  // dt [H, T] (bias added; softplus is applied here), A [d_state, H] (Mamba-1: A[n, h]) or [1, H]
+  // (Mamba-2: one per head), B and C [d_state, G, T] (head h reads group h / (H / G)), state
+  // [d_state, head_dim, H, S] -> y [head_dim, H, T]. Token t, head h, element i:
+  //   dts = dt > 20 ? dt : log1p(exp(dt));  xdt = x[i, h, t] · dts
+  //   for n in 0..d_state-1: dA = exp(dts · A[n or 0, h])
+  //     s[n] = fma(B[n, g, t], xdt, s[n] · dA);  y = fma(s[n], C[n, g, t], y)   (y from 0)
+  // Mamba-1 is head_dim 1, H = d_inner, G = 1. No D skip, gate or norm (separate ops).
+  Tensor* ssm_scan(Tensor* x, Tensor* dt, Tensor* A, Tensor* B, Tensor* C, Tensor* state, Tensor* slots);
+  // RWKV's token shift: x [d, T], state [d, S] -> y [d, T], y[:, t] the previous x of token t's
+  // sequence (state[:, s] for its first token in the batch); state[:, s] becomes its last x.
+  Tensor* token_shift(Tensor* x, Tensor* state, Tensor* slots);
+
   // Views (no computation).
   Tensor* reshape(Tensor* a, std::array<int64_t, kMaxDims> ne);
   Tensor* view(Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, kMaxDims> nb, size_t offset);

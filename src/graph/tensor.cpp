@@ -32,6 +32,10 @@ const char* op_name(Op op) {
     case Op::kWeightedSum: return "weighted_sum";
     case Op::kConcat: return "concat";
     case Op::kSwiGluOai: return "swiglu_oai";
+    case Op::kSsmConv: return "ssm_conv";
+    case Op::kSsmScan: return "ssm_scan";
+    case Op::kTokenShift: return "token_shift";
+    case Op::kL2Norm: return "l2_norm";
     case Op::kView: return "view";
   }
   return "?";

@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 6;
+constexpr int kMaxSources = 8;
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -61,7 +61,17 @@ enum class Op : uint8_t {
   kConcat,       // a [na, ...], b [nb, ...] (the same other dimensions) -> [na + nb, ...]: rows joined
   kSwiGluOai,    // gpt-oss's clamped SwiGLU: g = min(a, limit), u = clamp(b, ±limit),
                  // g · sigmoid(alpha · g) · (u + 1); params: alpha, limit
-  kView,         // no computation: another shape/stride over the source's bytes (stays last)
+  // Recurrent layers (Mamba, RWKV, LFM2): each keeps a per-sequence state in a persistent F32
+  // tensor with one plane per state slot; slots I32 [T] gives each token's slot. Tokens are run in
+  // batch order, each slot's state carried from token to token, and the op leaves each slot's
+  // final state in the tensor (in place, like kStoreRows); its result is the output.
+  kSsmConv,     // causal depthwise convolution: x [d, T], weight [k, d], state [k-1, d, S], slots
+                // -> [d, T]: y = Σ_j weight[j]·window[j] over the window (state, x); state shifts
+  kSsmScan,     // selective scan: x [head_dim, H, T], dt [H, T], A [d_state or 1, H], B, C
+                // [d_state, G, T], state [d_state, head_dim, H, S], slots -> [head_dim, H, T]
+  kTokenShift,  // x [d, T], state [d, S], slots -> [d, T]: the previous token's x of the sequence
+  kL2Norm,      // x · (1 / max(sqrt(Σ x²), eps)), per row; params: eps
+  kView,        // no computation: another shape/stride over the source's bytes (stays last)
 };
 
 const char* op_name(Op op);

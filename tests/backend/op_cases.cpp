@@ -153,6 +153,18 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
                              [](Graph& g, Tensor* x) { return g.rms_norm(x, 1e-5f); }));
   cases.push_back(unary_case("norm", Op::kNorm, 4.0f, kFloatRounding,
                              [](Graph& g, Tensor* x) { return g.norm(x, 1e-5f); }));
+  cases.push_back(unary_case("l2_norm", Op::kL2Norm, 4.0f, kFloatRounding,
+                             [](Graph& g, Tensor* x) { return g.l2_norm(x, 1e-6f); }));
+  // Rows whose norm is below eps: x / eps.
+  cases.push_back(unary_case("l2_norm_below_eps", Op::kL2Norm, 1e-4f, kFloatRounding,
+                             [](Graph& g, Tensor* x) { return g.l2_norm(x, 1e-2f); }));
+  // The rows of a wider input [n + 5, rows, planes], 2 values in (heads of a fused projection).
+  cases.push_back({"l2_norm_strided_rows", Op::kL2Norm, float_inputs(), kRowShapes, kFloatRounding,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     Tensor* wide = in.random("x", type, {d[0] + 5, d[1], d[2], 1}, 4.0f);
+                     return in.graph().l2_norm(
+                         in.graph().view(wide, {d[0], d[1], d[2], 1}, wide->nb, 2 * wide->nb[0]), 1e-6f);
+                   }});
   cases.push_back(unary_case("scale", Op::kScale, 4.0f, kExactOps,
                              [](Graph& g, Tensor* x) { return g.scale(x, -0.37f); }));
   cases.push_back(
@@ -213,6 +225,7 @@ const std::vector<OpCase>& op_cases() {
     std::vector<OpCase> all = lookup_and_arithmetic_cases();
     for (OpCase& c : cache_and_position_cases()) all.push_back(std::move(c));
     for (OpCase& c : mixture_of_experts_cases()) all.push_back(std::move(c));
+    for (OpCase& c : recurrent_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

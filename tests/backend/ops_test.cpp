@@ -93,6 +93,19 @@ TEST(CpuOps, RmsNormAndNorm) {
   }
 }
 
+// Rows (3, 4), (0, 0) and (3e-7, −4e-7) with eps 1e-5: divided by 5, by eps (0 stays 0), by eps.
+TEST(CpuOps, L2NormDividesByTheNormOrEps) {
+  GraphRunner runner;
+  Tensor* x = runner.graph().input("x", DType::F32, {2, 3, 1, 1});
+  Tensor* y = runner.graph().l2_norm(x, 1e-5f);
+  runner.prepare(y);
+  GraphRunner::write(x, std::vector<float>{3, 4, 0, 0, 3e-7f, -4e-7f});
+  runner.run();
+  const auto out = GraphRunner::read(y);
+  const std::vector<float> expected = {0.6f, 0.8f, 0, 0, 0.03f, -0.04f};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_FLOAT_EQ(out[i], expected[i]) << i;
+}
+
 TEST(CpuOps, ActivationsAndBroadcast) {
   GraphRunner runner;
   Tensor* x = runner.graph().input("x", DType::F32, {5, 3, 1, 1});

@@ -80,6 +80,8 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kDiv, run_binary},       {Op::kSumRows, run_sum_rows},
       {Op::kTopK, run_top_k},       {Op::kWeightedSum, run_weighted_sum},
       {Op::kConcat, run_concat},    {Op::kSwiGluOai, run_swiglu_oai},
+      {Op::kL2Norm, run_l2_norm},   {Op::kSsmConv, run_ssm_conv},
+      {Op::kSsmScan, run_ssm_scan}, {Op::kTokenShift, run_token_shift},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   return table;

@@ -50,6 +50,7 @@ void run_mul_mat_run(const PackedMatrix* const* w, const Tensor* const* nodes, i
                      const OpContext& ctx);
 void run_rms_norm(const Tensor& dst, const OpContext& ctx);
 void run_norm(const Tensor& dst, const OpContext& ctx);
+void run_l2_norm(const Tensor& dst, const OpContext& ctx);
 void run_binary(const Tensor& dst, const OpContext& ctx);  // add, mul, div
 void run_unary(const Tensor& dst, const OpContext& ctx);   // scale, silu, gelu, softcap, sigmoid, clamp
 void run_gated(const Tensor& dst, const OpContext& ctx);   // swiglu, geglu
@@ -65,6 +66,12 @@ void run_sum_rows(const Tensor& dst, const OpContext& ctx);
 void run_top_k(const Tensor& dst, const OpContext& ctx);
 void run_weighted_sum(const Tensor& dst, const OpContext& ctx);
 void run_concat(const Tensor& dst, const OpContext& ctx);
+// Recurrent layers (op_recurrent.cpp): each slot's state carried over the batch's tokens.
+void run_ssm_conv(const Tensor& dst, const OpContext& ctx);
+void run_ssm_scan(const Tensor& dst, const OpContext& ctx);
+void run_token_shift(const Tensor& dst, const OpContext& ctx);
+size_t recurrent_scratch_floats(const Tensor& node);
+size_t recurrent_shared_bytes(const Tensor& node);
 // Expert products (op_mul_mat_id.cpp): experts repacked on first use (expert_store.h).
 void run_mul_mat_id(const Tensor& dst, const OpContext& ctx);
 size_t mul_mat_id_shared_bytes(const Tensor& dst);

@@ -79,6 +79,21 @@ void run_norm(const Tensor& dst, const OpContext& ctx) {
   }
 }
 
+// x · (1 / max(sqrt(Σ x²), eps)) per row, the sum of squares in double as RMS norm's; x's rows may
+// lie at any stride.
+void run_l2_norm(const Tensor& dst, const OpContext& ctx) {
+  const Tensor& x = *dst.src[0];
+  const float eps = dst.param_float(0);
+  const int64_t n = x.ne[0];
+  const SumSquaresFn sum_squares = row_kernels().sum_squares;
+  for (int64_t r = ctx.thread.share_begin(x.rows()); r < ctx.thread.share_end(x.rows()); ++r) {
+    const float* in = row_f32(x, r);
+    float* out = row_f32_mutable(dst, r);
+    const float scale = 1.0f / std::fmax(std::sqrt(static_cast<float>(sum_squares(in, n))), eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] * scale;
+  }
+}
+
 void run_binary(const Tensor& dst, const OpContext& ctx) {
   const Tensor& a = *dst.src[0];
   const Tensor& b = *dst.src[1];

@@ -268,6 +268,7 @@ void run_get_rows(const Tensor& dst, const OpContext& ctx) {
 
 size_t shared_scratch_bytes(const Tensor& node) {
   if (node.op == Op::kMulMatId) return mul_mat_id_shared_bytes(node);
+  if (node.op == Op::kSsmScan) return recurrent_shared_bytes(node);
   if (node.op != Op::kMatMul) return 0;
   return kCounterBytes + shared_column_bytes(*node.src[0]) * static_cast<size_t>(node.src[1]->rows());
 }
@@ -289,6 +290,8 @@ size_t scratch_floats(const Tensor& node) {
     case Op::kRope: return static_cast<size_t>(node.ne[0]);           // cos/sin of n_rot ≤ head_dim
     case Op::kRopeShift: return 2 * static_cast<size_t>(node.ne[0]);  // a cached row, then cos/sin
     case Op::kCopy: return static_cast<size_t>(node.ne[0]);
+    case Op::kSsmConv:
+    case Op::kSsmScan: return recurrent_scratch_floats(node);
     default: return 0;
   }
 }

@@ -1,4 +1,4 @@
-// Row reductions on F32: RMS norm, layer norm and softmax. Sums, means and the softmax's
+// Row reductions on F32: RMS norm, layer norm, L2 norm and softmax. Sums, means and the softmax's
 // exponentials are computed in double; each result is rounded to F32 once, at the end.
 #include <algorithm>
 #include <cmath>
@@ -44,6 +44,22 @@ void norm(const Tensor& node) {
     for (int64_t i = 0; i < n; ++i) {
       f32_at(node, i, i1, i2, i3) = static_cast<float>((f32_at(x, i, i1, i2, i3) - mean) * inverse_deviation);
     }
+  });
+}
+
+// dst = x · (1 / max(sqrt(Σ x²), eps)) per row, as llama.cpp's ggml_l2_norm: each square rounded
+// to float, summed in double in order, the root taken in float; params[0]: eps.
+void l2_norm(const Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const float eps = node.param_float(0);
+  for_each_row(x.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < x.ne[0]; ++i) {
+      const float v = f32_at(x, i, i1, i2, i3);
+      sum += static_cast<double>(v * v);
+    }
+    const float scale = 1.0f / std::fmax(std::sqrt(static_cast<float>(sum)), eps);
+    for (int64_t i = 0; i < x.ne[0]; ++i) f32_at(node, i, i1, i2, i3) = f32_at(x, i, i1, i2, i3) * scale;
   });
 }
 

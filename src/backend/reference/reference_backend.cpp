@@ -32,6 +32,8 @@ constexpr F32Op kF32Ops[] = {
     {Op::kClamp, clamp},      {Op::kSumRows, sum_rows},
     {Op::kTopK, top_k},       {Op::kWeightedSum, weighted_sum},
     {Op::kConcat, concat},    {Op::kSwiGluOai, swiglu_oai},
+    {Op::kL2Norm, l2_norm},   {Op::kSsmConv, ssm_conv},
+    {Op::kSsmScan, ssm_scan}, {Op::kTokenShift, token_shift},
 };
 
 OpTable<RefKernel> build_table() {

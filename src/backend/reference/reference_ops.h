@@ -44,6 +44,10 @@ void sum_rows(const Tensor& node);      // ref_moe.cpp
 void top_k(const Tensor& node);         // ref_moe.cpp
 void weighted_sum(const Tensor& node);  // ref_moe.cpp
 void concat(const Tensor& node);        // ref_moe.cpp
+void l2_norm(const Tensor& node);       // ref_norm.cpp
+void ssm_conv(const Tensor& node);      // ref_recurrent.cpp
+void ssm_scan(const Tensor& node);      // ref_recurrent.cpp
+void token_shift(const Tensor& node);   // ref_recurrent.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 

@@ -45,6 +45,29 @@ struct Avx2 {
   }
   static bool any_nan(F v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
 
+  // Transposes the 8×8 matrix whose row a is r[a]: afterwards r[b] holds column b (r[b][a] = the
+  // old r[a][b]). Pairs of values, pairs of pairs (each 128-bit half then holds a 4×4 block),
+  // then the halves.
+  static void transpose(F (&r)[kLanes]) {
+    F t[kLanes];
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    // u[4i + m], half k: column 4k + m of rows 4i .. 4i + 3.
+    for (int i = 0; i < 8; i += 4) {
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int m = 0; m < 4; ++m) {
+      t[m] = _mm256_permute2f128_ps(r[m], r[4 + m], 0x20);
+      t[4 + m] = _mm256_permute2f128_ps(r[m], r[4 + m], 0x31);
+    }
+    for (int i = 0; i < 8; ++i) r[i] = t[i];
+  }
+
   // Horizontal reductions.
   static float reduce_max(F v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

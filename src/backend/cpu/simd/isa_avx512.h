@@ -44,6 +44,39 @@ struct Avx512 {
   static unsigned eq_bits(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static bool any_nan(F v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
 
+  // Transposes the 16×16 matrix whose row a is r[a]: afterwards r[b] holds column b (r[b][a] =
+  // the old r[a][b]). Four rounds of 16 shuffles: pairs of values, pairs of pairs (each 128-bit
+  // lane then holds a 4×4 block), then the 128-bit lanes twice.
+  static void transpose(F (&r)[kLanes]) {
+    F t[kLanes];
+    for (int i = 0; i < 16; i += 2) {
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    // u[4i + m], 128-bit lane k: column 4k + m of rows 4i .. 4i + 3.
+    for (int i = 0; i < 16; i += 4) {
+      const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
+      const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
+      r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+      r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+      r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+      r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+    }
+    // Column 4k + m is lane k of u[m], u[4 + m], u[8 + m], u[12 + m].
+    for (int m = 0; m < 4; ++m) {
+      t[m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x44);      // lanes 0, 1 of u[m], u[4 + m]
+      t[4 + m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xee);  // lanes 2, 3
+      t[8 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x44);
+      t[12 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xee);
+    }
+    for (int m = 0; m < 4; ++m) {
+      r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);
+      r[4 + m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xdd);
+      r[8 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0x88);
+      r[12 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0xdd);
+    }
+  }
+
   // Horizontal reductions.
   static float reduce_max(F v) { return _mm512_reduce_max_ps(v); }
   static int32_t reduce_add(I v) { return _mm512_reduce_add_epi32(v); }
