@@ -32,6 +32,8 @@ const char* op_name(Op op) {
     case Op::kWeightedSum: return "weighted_sum";
     case Op::kConcat: return "concat";
     case Op::kSwiGluOai: return "swiglu_oai";
+    case Op::kRwkvWkv6: return "rwkv_wkv6";
+    case Op::kRwkvWkv7: return "rwkv_wkv7";
     case Op::kView: return "view";
   }
   return "?";

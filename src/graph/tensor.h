@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 6;
+constexpr int kMaxSources = 8;  // RWKV-7's WKV: r, w, k, v, a, b, state, slots
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -61,6 +61,11 @@ enum class Op : uint8_t {
   kConcat,       // a [na, ...], b [nb, ...] (the same other dimensions) -> [na + nb, ...]: rows joined
   kSwiGluOai,    // gpt-oss's clamped SwiGLU: g = min(a, limit), u = clamp(b, ±limit),
                  // g · sigmoid(alpha · g) · (u + 1); params: alpha, limit
+  kRwkvWkv6,     // RWKV-6's WKV: k, v, r F32 [N, H, T], u F32 [N, H], w F32 [N, H, T], state F32
+                 // [N, N, H, S] (persistent: each slot's state, updated in place), slots I32 [T]
+                 // -> y F32 [N·H, T] (Graph::rwkv_wkv6)
+  kRwkvWkv7,     // RWKV-7's WKV: r, w, k, v, a, b F32 [N, H, T], state F32 [N, N, H, S] (updated
+                 // in place), slots I32 [T] -> y F32 [N·H, T] (Graph::rwkv_wkv7)
   kView,         // no computation: another shape/stride over the source's bytes (stays last)
 };
 

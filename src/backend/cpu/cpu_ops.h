@@ -65,6 +65,9 @@ void run_sum_rows(const Tensor& dst, const OpContext& ctx);
 void run_top_k(const Tensor& dst, const OpContext& ctx);
 void run_weighted_sum(const Tensor& dst, const OpContext& ctx);
 void run_concat(const Tensor& dst, const OpContext& ctx);
+// RWKV's WKV recurrences (op_rwkv.cpp): threads split the heads; each slot's state updated in place.
+void run_rwkv_wkv6(const Tensor& dst, const OpContext& ctx);
+void run_rwkv_wkv7(const Tensor& dst, const OpContext& ctx);
 // Expert products (op_mul_mat_id.cpp): experts repacked on first use (expert_store.h).
 void run_mul_mat_id(const Tensor& dst, const OpContext& ctx);
 size_t mul_mat_id_shared_bytes(const Tensor& dst);

@@ -44,6 +44,8 @@ void sum_rows(const Tensor& node);      // ref_moe.cpp
 void top_k(const Tensor& node);         // ref_moe.cpp
 void weighted_sum(const Tensor& node);  // ref_moe.cpp
 void concat(const Tensor& node);        // ref_moe.cpp
+void rwkv_wkv6(const Tensor& node);     // ref_rwkv.cpp
+void rwkv_wkv7(const Tensor& node);     // ref_rwkv.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 

@@ -1,0 +1,7 @@
+// No SIMD WKV kernels (yet): every level runs the generic ones.
+#include "backend/cpu/rwkv_kernels.h"
+
+namespace sinter::cpu {
+RwkvKernels rwkv_kernels_avx2() { return {}; }
+RwkvKernels rwkv_kernels_avx512() { return {}; }
+}  // namespace sinter::cpu
