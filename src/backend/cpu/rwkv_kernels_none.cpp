@@ -1,4 +1,4 @@
-// No SIMD WKV kernels (yet): every level runs the generic ones.
+// Non-x86 builds: only the generic WKV kernels exist.
 #include "backend/cpu/rwkv_kernels.h"
 
 namespace sinter::cpu {
