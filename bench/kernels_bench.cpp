@@ -8,6 +8,9 @@
 //   swiglu/<isa>/8192               silu(gate)·up over one feed-forward row
 //   rows/<isa>/to_f16/1024           one token's K row of the 1 B llama written as F16
 //   rows/<isa>/sum_squares/2048      RMS norm's sum over one hidden-state row
+//   rwkv/<isa>/wkv6|wkv7/64x32/tokens:T  RWKV's WKV over 32 heads of 64 (a 1.5 B RWKV-7 layer) for
+//                                  T tokens of one sequence: a layer's generation step (T = 1)
+//                                  or prompt (T = 512); items are head-tokens
 //   memory/read/readers:N          a plain read of 1 GiB by N threads at once: the bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -19,6 +22,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -31,6 +35,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
 #include "backend/cpu/row_kernels.h"
+#include "backend/cpu/rwkv_kernels.h"
 #include "core/cpu_features.h"
 #include "core/large_buffer.h"
 #include "tensor/convert.h"
@@ -306,6 +311,52 @@ void bench_sum_squares(benchmark::State& state, IsaLevel level) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
+// One layer's WKV on one thread: 32 heads of 64, T tokens of one slot. The layer's state (512 KiB)
+// stays in L2 between iterations; in a model of many layers a generation step finds it in L3 or
+// memory.
+void bench_wkv(benchmark::State& state, IsaLevel level, bool v7, int64_t tokens) {
+  constexpr int64_t kN = 64, kHeads = 32;
+  const int64_t row = kN * kHeads;
+  const auto count = static_cast<size_t>(row * tokens);
+  std::vector<std::vector<float>> inputs;
+  for (uint32_t i = 0; i < 6; ++i) inputs.push_back(random_values(count, 20 + i));
+  for (float& w : inputs[v7 ? 1 : 3]) w = 0.5f + 0.25f * w;  // decay factors in (0, 1)
+  if (v7) {
+    // a = −kk, b = kk·α with kk a unit vector per head and token (α = 1/2), as RWKV-7 passes them:
+    // the state stays bounded over the tokens.
+    for (size_t o = 0; o < count; o += kN) {
+      float norm = 0.0f;
+      for (size_t i = o; i < o + kN; ++i) norm += inputs[4][i] * inputs[4][i];
+      norm = std::sqrt(norm);
+      for (size_t i = o; i < o + kN; ++i) {
+        inputs[5][i] = 0.5f * inputs[4][i] / norm;
+        inputs[4][i] = -inputs[4][i] / norm;
+      }
+    }
+  }
+  std::vector<float> u = random_values(static_cast<size_t>(row), 30);
+  std::vector<float> s = random_values(static_cast<size_t>(kN * kN * kHeads), 31);
+  for (float& x : s) x *= 0.1f;
+  std::vector<float> y(count);
+  const RwkvKernels kernels = rwkv_kernels_for(level);
+  for (auto _ : state) {
+    for (int64_t h = 0; h < kHeads; ++h) {
+      const int64_t o = h * kN;
+      float* head_state = s.data() + h * kN * kN;
+      if (v7) {
+        kernels.wkv7(Wkv7Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
+                             inputs[3].data() + o, inputs[4].data() + o, inputs[5].data() + o, head_state,
+                             y.data() + o, kN, tokens, row});
+      } else {
+        kernels.wkv6(Wkv6Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
+                             inputs[3].data() + o, u.data() + o, head_state, y.data() + o, kN, tokens, row});
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kHeads * tokens);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -378,6 +429,17 @@ void register_all() {
     const std::string isa = isa_level_name(level);
     benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
     benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !rwkv_kernels_for(level)) continue;
+    for (bool v7 : {false, true}) {
+      for (int64_t tokens : {1, 512}) {
+        benchmark::RegisterBenchmark(("rwkv/" + std::string(isa_level_name(level)) +
+                                      (v7 ? "/wkv7" : "/wkv6") + "/64x32/tokens:" + std::to_string(tokens))
+                                         .c_str(),
+                                     bench_wkv, level, v7, tokens);
+      }
+    }
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)
       ->ArgName("readers")
