@@ -1,7 +1,9 @@
 #include "graph/graph.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
+#include <string>
 
 namespace sinter {
 namespace {
@@ -302,6 +304,48 @@ Tensor* Graph::store_rows(Tensor* cache, Tensor* rows, Tensor* slots) {
   t->nb = cache->nb;
   t->view_source = cache;  // aliases the cache: nothing to allocate
   return t;
+}
+
+namespace {
+
+// The checks both WKV ops share: `per_token` F32 [N, H, T] (the first fixes N, H, T), the state
+// F32 [N, N, H, S] and the slots I32 [T], all contiguous.
+void require_wkv_operands(const char* op, std::initializer_list<const Tensor*> per_token, const Tensor* state,
+                          const Tensor* slots) {
+  const auto check = [op](bool ok, const char* what, const Tensor* a, const Tensor* b) {
+    if (!ok) require(false, (std::string(op) + ": " + what).c_str(), a, b);
+  };
+  const Tensor* first = *per_token.begin();
+  check(first->ne[0] > 0 && first->ne[1] > 0 && first->ne[3] == 1, "inputs F32 [N, H, T]", first, nullptr);
+  for (const Tensor* t : per_token) {
+    check(t->type == DType::F32 && same_shape(t, first) && t->is_contiguous(),
+          "inputs F32 [N, H, T], contiguous and of one shape", first, t);
+  }
+  check(state->type == DType::F32 && state->ne[0] == first->ne[0] && state->ne[1] == first->ne[0] &&
+            state->ne[2] == first->ne[1] && state->ne[3] > 0 && state->is_contiguous(),
+        "state F32 [N, N, H, S], contiguous", first, state);
+  check(slots->type == DType::I32 && slots->ne[0] == first->ne[2] && slots->rows() == 1 &&
+            slots->is_contiguous(),
+        "slots I32 [T]", first, slots);
+}
+
+}  // namespace
+
+Tensor* Graph::rwkv_wkv6(Tensor* k, Tensor* v, Tensor* r, Tensor* u, Tensor* w, Tensor* state,
+                         Tensor* slots) {
+  require_wkv_operands("rwkv_wkv6", {k, v, r, w}, state, slots);
+  require(u->type == DType::F32 && u->ne[0] == k->ne[0] && u->ne[1] == k->ne[1] && u->ne[2] == 1 &&
+              u->ne[3] == 1 && u->is_contiguous(),
+          "rwkv_wkv6: time_first u F32 [N, H]", k, u);
+  return new_node(Op::kRwkvWkv6, DType::F32, {k->ne[0] * k->ne[1], k->ne[2], 1, 1},
+                  {k, v, r, u, w, state, slots});
+}
+
+Tensor* Graph::rwkv_wkv7(Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state,
+                         Tensor* slots) {
+  require_wkv_operands("rwkv_wkv7", {r, w, k, v, a, b}, state, slots);
+  return new_node(Op::kRwkvWkv7, DType::F32, {r->ne[0] * r->ne[1], r->ne[2], 1, 1},
+                  {r, w, k, v, a, b, state, slots});
 }
 
 float alibi_slope(int64_t h, int64_t n_head, float max_bias) {

@@ -139,6 +139,35 @@ class Graph {
   Tensor* attention(Tensor* q, Tensor* k_after_store, Tensor* v_after_store, Tensor* index,
                     const AttentionParams& params, Tensor* sinks = nullptr,
                     Tensor* alibi_positions = nullptr);
+  // --- recurrent state (RWKV's WKV) ---
+  // `slots` I32 [T] gives each token's state slot, 0..S−1 (one per sequence; a sequence's
+  // tokens in increasing position order, sequences possibly interleaved). Tokens are processed
+  // in batch order, each slot's state carried from one of its tokens to the next; the final
+  // state of each slot is left in `state` (written in place, as store_rows writes the cache) and
+  // the result is the output y [N·H, T]. Each token is computed as if it came alone, in a fixed
+  // order of operations, so results are bit-identical however a sequence is split into batches.
+  // Head h of slot s keeps an N × N matrix at state[:, :, h, s] with the VALUE index along ne[0]
+  // (contiguous) and the KEY index along ne[1], for both ops: the SIMD kernels then run across
+  // values and every sum is one chain in key order, the scalar reference's.
+  //
+  // RWKV-6 (llama.cpp's ggml_rwkv_wkv6): k, v, r, w F32 [N, H, T], u (time_first) F32 [N, H];
+  // w is the decay factor exp(−exp(·)) that the model computes. With S[i][j] = state[j, i, h, s]
+  // for key i and value j, per head and token (sums from 0, i = 0..N−1 in order):
+  //   kv = v[j]·k[i]
+  //   y[j] = Σ_i r[i]·(kv·u[i] + S[i][j])   y = fma(fma(kv, u[i], S[i][j]), r[i], y)
+  //   S[i][j] ← S[i][j]·w[i] + kv            fma(S[i][j], w[i], kv)
+  // (llama.cpp's state layout: key-major rows of values.)
+  Tensor* rwkv_wkv6(Tensor* k, Tensor* v, Tensor* r, Tensor* u, Tensor* w, Tensor* state, Tensor* slots);
+  // RWKV-7 (llama.cpp's ggml_rwkv_wkv7): r, w, k, v, a, b F32 [N, H, T]; w is the decay factor
+  // exp(−0.606531·sigmoid(·)) that the model computes (llama.cpp passes a = −kk, b = kk·α, kk the
+  // normalized key and α the in-context learning rate). With S[i][j] = state[i, j, h, s] for value
+  // i and key j, per head and token (sums from 0, j = 0..N−1 in order):
+  //   sa[i] = Σ_j a[j]·S[i][j]                         sa = fma(a[j], S[i][j], sa)
+  //   S[i][j] ← S[i][j]·w[j] + v[i]·k[j] + sa[i]·b[j]   fma(sa[i], b[j], fma(S[i][j], w[j], v[i]·k[j]))
+  //   y[i] = Σ_j S[i][j]·r[j], over the updated S      y = fma(S[i][j], r[j], y)
+  // (llama.cpp stores each head's matrix with the key index contiguous: the transpose of this.)
+  Tensor* rwkv_wkv7(Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state,
+                    Tensor* slots);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);

@@ -36,6 +36,8 @@ const char* op_name(Op op) {
     case Op::kSsmScan: return "ssm_scan";
     case Op::kTokenShift: return "token_shift";
     case Op::kL2Norm: return "l2_norm";
+    case Op::kRwkvWkv6: return "rwkv_wkv6";
+    case Op::kRwkvWkv7: return "rwkv_wkv7";
     case Op::kView: return "view";
   }
   return "?";

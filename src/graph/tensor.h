@@ -18,7 +18,7 @@ namespace sinter {
 class Buffer;  // backend/buffer.h: the memory a tensor's bytes live in
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSources = 8;
+constexpr int kMaxSources = 8;  // RWKV-7's WKV: r, w, k, v, a, b, state, slots
 constexpr int kMaxParams = 12;
 
 enum class Op : uint8_t {
@@ -71,6 +71,11 @@ enum class Op : uint8_t {
                 // [d_state, G, T], state [d_state, head_dim, H, S], slots -> [head_dim, H, T]
   kTokenShift,  // x [d, T], state [d, S], slots -> [d, T]: the previous token's x of the sequence
   kL2Norm,      // x · (1 / max(sqrt(Σ x²), eps)), per row; params: eps
+  kRwkvWkv6,    // RWKV-6's WKV: k, v, r F32 [N, H, T], u F32 [N, H], w F32 [N, H, T], state F32
+                // [N, N, H, S] (persistent: each slot's state, updated in place), slots I32 [T]
+                // -> y F32 [N·H, T] (Graph::rwkv_wkv6)
+  kRwkvWkv7,    // RWKV-7's WKV: r, w, k, v, a, b F32 [N, H, T], state F32 [N, N, H, S] (updated
+                // in place), slots I32 [T] -> y F32 [N·H, T] (Graph::rwkv_wkv7)
   kView,        // no computation: another shape/stride over the source's bytes (stays last)
 };
 

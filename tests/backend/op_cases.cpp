@@ -226,6 +226,7 @@ const std::vector<OpCase>& op_cases() {
     for (OpCase& c : cache_and_position_cases()) all.push_back(std::move(c));
     for (OpCase& c : mixture_of_experts_cases()) all.push_back(std::move(c));
     for (OpCase& c : recurrent_cases()) all.push_back(std::move(c));
+    for (OpCase& c : rwkv_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

@@ -84,6 +84,9 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kSsmScan, run_ssm_scan}, {Op::kTokenShift, run_token_shift},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
+  // RWKV's recurrences, each slot's state updated in place (op_rwkv.cpp).
+  table.add(Op::kRwkvWkv6, DType::F32, ExecutionPath::kDirect, run_rwkv_wkv6);
+  table.add(Op::kRwkvWkv7, DType::F32, ExecutionPath::kDirect, run_rwkv_wkv7);
   return table;
 }
 

@@ -61,6 +61,9 @@ OpTable<RefKernel> build_table() {
   for (DType type : kCacheTypes) table.add(Op::kRopeShift, type, ExecutionPath::kDirect, rope_shift);
   for (DType type : kAttentionCacheTypes) table.add(Op::kAttention, type, ExecutionPath::kDirect, attention);
   for (const F32Op& op : kF32Ops) table.add(op.op, DType::F32, ExecutionPath::kDirect, op.kernel);
+  // RWKV's recurrences, each slot's state updated in place (ref_rwkv.cpp).
+  table.add(Op::kRwkvWkv6, DType::F32, ExecutionPath::kDirect, rwkv_wkv6);
+  table.add(Op::kRwkvWkv7, DType::F32, ExecutionPath::kDirect, rwkv_wkv7);
   return table;
 }
 

@@ -48,6 +48,8 @@ void l2_norm(const Tensor& node);       // ref_norm.cpp
 void ssm_conv(const Tensor& node);      // ref_recurrent.cpp
 void ssm_scan(const Tensor& node);      // ref_recurrent.cpp
 void token_shift(const Tensor& node);   // ref_recurrent.cpp
+void rwkv_wkv6(const Tensor& node);     // ref_rwkv.cpp
+void rwkv_wkv7(const Tensor& node);     // ref_rwkv.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 
