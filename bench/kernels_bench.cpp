@@ -378,163 +378,161 @@ void bench_ssm_conv(benchmark::State& state, IsaLevel level, int64_t k, int64_t 
     benchmark::DoNotOptimize(y.data());
   }
   state.SetItemsProcessed(state.iterations() * channels * n_tokens);
-  // One layer's WKV on one thread: 32 heads of 64, T tokens of one slot. The layer's state (512 KiB)
-  // stays in L2 between iterations; in a model of many layers a generation step finds it in L3 or
-  // memory.
-  void bench_wkv(benchmark::State & state, IsaLevel level, bool v7, int64_t tokens) {
-    constexpr int64_t kN = 64, kHeads = 32;
-    const int64_t row = kN * kHeads;
-    const auto count = static_cast<size_t>(row * tokens);
-    std::vector<std::vector<float>> inputs;
-    for (uint32_t i = 0; i < 6; ++i) inputs.push_back(random_values(count, 20 + i));
-    for (float& w : inputs[v7 ? 1 : 3]) w = 0.5f + 0.25f * w;  // decay factors in (0, 1)
-    if (v7) {
-      // a = −kk, b = kk·α with kk a unit vector per head and token (α = 1/2), as RWKV-7 passes them:
-      // the state stays bounded over the tokens.
-      for (size_t o = 0; o < count; o += kN) {
-        float norm = 0.0f;
-        for (size_t i = o; i < o + kN; ++i) norm += inputs[4][i] * inputs[4][i];
-        norm = std::sqrt(norm);
-        for (size_t i = o; i < o + kN; ++i) {
-          inputs[5][i] = 0.5f * inputs[4][i] / norm;
-          inputs[4][i] = -inputs[4][i] / norm;
+}
+
+// One layer's WKV on one thread: 32 heads of 64, T tokens of one slot. The layer's state (512 KiB)
+// stays in L2 between iterations; in a model of many layers a generation step finds it in L3 or
+// memory.
+void bench_wkv(benchmark::State& state, IsaLevel level, bool v7, int64_t tokens) {
+  constexpr int64_t kN = 64, kHeads = 32;
+  const int64_t row = kN * kHeads;
+  const auto count = static_cast<size_t>(row * tokens);
+  std::vector<std::vector<float>> inputs;
+  for (uint32_t i = 0; i < 6; ++i) inputs.push_back(random_values(count, 20 + i));
+  for (float& w : inputs[v7 ? 1 : 3]) w = 0.5f + 0.25f * w;  // decay factors in (0, 1)
+  if (v7) {
+    // a = −kk, b = kk·α with kk a unit vector per head and token (α = 1/2), as RWKV-7 passes them:
+    // the state stays bounded over the tokens.
+    for (size_t o = 0; o < count; o += kN) {
+      float norm = 0.0f;
+      for (size_t i = o; i < o + kN; ++i) norm += inputs[4][i] * inputs[4][i];
+      norm = std::sqrt(norm);
+      for (size_t i = o; i < o + kN; ++i) {
+        inputs[5][i] = 0.5f * inputs[4][i] / norm;
+        inputs[4][i] = -inputs[4][i] / norm;
+      }
+    }
+  }
+  std::vector<float> u = random_values(static_cast<size_t>(row), 30);
+  std::vector<float> s = random_values(static_cast<size_t>(kN * kN * kHeads), 31);
+  for (float& x : s) x *= 0.1f;
+  std::vector<float> y(count);
+  const RwkvKernels kernels = rwkv_kernels_for(level);
+  for (auto _ : state) {
+    for (int64_t h = 0; h < kHeads; ++h) {
+      const int64_t o = h * kN;
+      float* head_state = s.data() + h * kN * kN;
+      if (v7) {
+        kernels.wkv7(Wkv7Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
+                             inputs[3].data() + o, inputs[4].data() + o, inputs[5].data() + o, head_state,
+                             y.data() + o, kN, tokens, row});
+      } else {
+        kernels.wkv6(Wkv6Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
+                             inputs[3].data() + o, u.data() + o, head_state, y.data() + o, kN, tokens, row});
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kHeads * tokens);
+}
+
+std::vector<DType> bench_types() {
+  std::vector<DType> types;
+  const char* env = std::getenv("SINTER_BENCH_TYPES");
+  const std::string list =
+      env != nullptr ? env
+                     : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,mxfp4,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs";
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = list.find(',', start);
+    const std::string name = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (auto t = dtype_from_name(name)) types.push_back(*t);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return types;
+}
+
+void register_all() {
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level)) continue;
+    const std::string isa = isa_level_name(level);
+    for (DType weight : {DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::F16, DType::BF16}) {
+      const std::string format(dtype_name(activation_format(weight).format));
+      benchmark::RegisterBenchmark(
+          ("quantize/" + format + "/" + isa + "/for_" + std::string(dtype_name(weight))).c_str(),
+          bench_quantize, weight, level);
+    }
+    for (DType type : bench_types()) {
+      if (gemm_kernel(kernels_for(level), type) == nullptr) continue;
+      const std::string name(dtype_name(type));
+      for (auto [n_in, n_out] :
+           {std::pair<int64_t, int64_t>{2048, 256}, {2048, 2048}, {2048, 8192}, {8192, 2048}}) {
+        const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
+        benchmark::RegisterBenchmark(("gemv/" + name + "/" + isa + "/" + shape).c_str(), bench_gemm, type,
+                                     level, n_in, n_out, int64_t{1});
+      }
+      benchmark::RegisterBenchmark(("gemv_cold/" + name + "/" + isa + "/2048x8192").c_str(), bench_gemv_cold,
+                                   type, level);
+      for (int64_t m : {8, 64, 512}) {
+        benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/2048x2048/" + std::to_string(m)).c_str(),
+                                     bench_gemm, type, level, int64_t{2048}, int64_t{2048}, m)
+            ->Unit(benchmark::kMillisecond);
+      }
+      // The feed-forward shapes of a 1B llama at a 512-token prompt.
+      for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 8192}, {8192, 2048}}) {
+        const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
+        benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/" + shape + "/512").c_str(), bench_gemm,
+                                     type, level, n_in, n_out, int64_t{512})
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || attend_group_for(level) == nullptr) continue;
+    const std::string isa = isa_level_name(level);
+    for (int64_t cells : {256, 4096}) {
+      benchmark::RegisterBenchmark(("attention/" + isa + "/f16/4x64/cells:" + std::to_string(cells)).c_str(),
+                                   bench_attention, level, cells, false);
+    }
+    benchmark::RegisterBenchmark(("attention_cold/" + isa + "/f16/4x64/cells:1024").c_str(), bench_attention,
+                                 level, int64_t{1024}, true);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || activation_kernels_for(level).silu == nullptr) continue;
+    benchmark::RegisterBenchmark(("swiglu/" + std::string(isa_level_name(level)) + "/8192").c_str(),
+                                 bench_swiglu, level);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !row_kernels_for(level)) continue;
+    const std::string isa = isa_level_name(level);
+    benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
+    benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !recurrent_kernels_for(level)) continue;
+    const std::string isa = isa_level_name(level);
+    for (int64_t tokens : {1, 512}) {
+      const std::string t = "/T:" + std::to_string(tokens);
+      benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba2/128x64x32" + t).c_str(), bench_ssm_scan,
+                                   level, int64_t{128}, int64_t{64}, int64_t{32}, false, tokens);
+      benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba1/16x1x5120" + t).c_str(), bench_ssm_scan,
+                                   level, int64_t{16}, int64_t{1}, int64_t{5120}, true, tokens);
+      benchmark::RegisterBenchmark(("ssm_conv/" + isa + "/4x5120" + t).c_str(), bench_ssm_conv, level,
+                                   int64_t{4}, int64_t{5120}, tokens);
+      if (!isa_level_supported(level) || !rwkv_kernels_for(level)) continue;
+      for (bool v7 : {false, true}) {
+        for (int64_t tokens : {1, 512}) {
+          benchmark::RegisterBenchmark(("rwkv/" + std::string(isa_level_name(level)) +
+                                        (v7 ? "/wkv7" : "/wkv6") + "/64x32/tokens:" + std::to_string(tokens))
+                                           .c_str(),
+                                       bench_wkv, level, v7, tokens);
         }
       }
     }
-    std::vector<float> u = random_values(static_cast<size_t>(row), 30);
-    std::vector<float> s = random_values(static_cast<size_t>(kN * kN * kHeads), 31);
-    for (float& x : s) x *= 0.1f;
-    std::vector<float> y(count);
-    const RwkvKernels kernels = rwkv_kernels_for(level);
-    for (auto _ : state) {
-      for (int64_t h = 0; h < kHeads; ++h) {
-        const int64_t o = h * kN;
-        float* head_state = s.data() + h * kN * kN;
-        if (v7) {
-          kernels.wkv7(Wkv7Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
-                               inputs[3].data() + o, inputs[4].data() + o, inputs[5].data() + o, head_state,
-                               y.data() + o, kN, tokens, row});
-        } else {
-          kernels.wkv6(Wkv6Run{inputs[0].data() + o, inputs[1].data() + o, inputs[2].data() + o,
-                               inputs[3].data() + o, u.data() + o, head_state, y.data() + o, kN, tokens,
-                               row});
-        }
-      }
-      benchmark::DoNotOptimize(y.data());
+    benchmark::RegisterBenchmark("memory/read", bench_memory_read)
+        ->ArgName("readers")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+    for (DType type : bench_types()) {
+      if (reference_vec_dot(type) == nullptr) continue;
+      benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
+                                   bench_reference, type, int64_t{2048}, int64_t{256});
     }
-    state.SetItemsProcessed(state.iterations() * kHeads * tokens);
   }
 
-  std::vector<DType> bench_types() {
-    std::vector<DType> types;
-    const char* env = std::getenv("SINTER_BENCH_TYPES");
-    const std::string list =
-        env != nullptr ? env
-                       : "f32,f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,mxfp4,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs";
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t end = list.find(',', start);
-      const std::string name = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (auto t = dtype_from_name(name)) types.push_back(*t);
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    return types;
-  }
-
-  void register_all() {
-    for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-      if (!isa_level_supported(level)) continue;
-      const std::string isa = isa_level_name(level);
-      for (DType weight : {DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::F16, DType::BF16}) {
-        const std::string format(dtype_name(activation_format(weight).format));
-        benchmark::RegisterBenchmark(
-            ("quantize/" + format + "/" + isa + "/for_" + std::string(dtype_name(weight))).c_str(),
-            bench_quantize, weight, level);
-      }
-      for (DType type : bench_types()) {
-        if (gemm_kernel(kernels_for(level), type) == nullptr) continue;
-        const std::string name(dtype_name(type));
-        for (auto [n_in, n_out] :
-             {std::pair<int64_t, int64_t>{2048, 256}, {2048, 2048}, {2048, 8192}, {8192, 2048}}) {
-          const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
-          benchmark::RegisterBenchmark(("gemv/" + name + "/" + isa + "/" + shape).c_str(), bench_gemm, type,
-                                       level, n_in, n_out, int64_t{1});
-        }
-        benchmark::RegisterBenchmark(("gemv_cold/" + name + "/" + isa + "/2048x8192").c_str(),
-                                     bench_gemv_cold, type, level);
-        for (int64_t m : {8, 64, 512}) {
-          benchmark::RegisterBenchmark(
-              ("gemm/" + name + "/" + isa + "/2048x2048/" + std::to_string(m)).c_str(), bench_gemm, type,
-              level, int64_t{2048}, int64_t{2048}, m)
-              ->Unit(benchmark::kMillisecond);
-        }
-        // The feed-forward shapes of a 1B llama at a 512-token prompt.
-        for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{2048, 8192}, {8192, 2048}}) {
-          const std::string shape = std::to_string(n_in) + "x" + std::to_string(n_out);
-          benchmark::RegisterBenchmark(("gemm/" + name + "/" + isa + "/" + shape + "/512").c_str(),
-                                       bench_gemm, type, level, n_in, n_out, int64_t{512})
-              ->Unit(benchmark::kMillisecond);
-        }
-      }
-    }
-    for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-      if (!isa_level_supported(level) || attend_group_for(level) == nullptr) continue;
-      const std::string isa = isa_level_name(level);
-      for (int64_t cells : {256, 4096}) {
-        benchmark::RegisterBenchmark(
-            ("attention/" + isa + "/f16/4x64/cells:" + std::to_string(cells)).c_str(), bench_attention, level,
-            cells, false);
-      }
-      benchmark::RegisterBenchmark(("attention_cold/" + isa + "/f16/4x64/cells:1024").c_str(),
-                                   bench_attention, level, int64_t{1024}, true);
-    }
-    for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-      if (!isa_level_supported(level) || activation_kernels_for(level).silu == nullptr) continue;
-      benchmark::RegisterBenchmark(("swiglu/" + std::string(isa_level_name(level)) + "/8192").c_str(),
-                                   bench_swiglu, level);
-    }
-    for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-      if (!isa_level_supported(level) || !row_kernels_for(level)) continue;
-      const std::string isa = isa_level_name(level);
-      benchmark::RegisterBenchmark(("rows/" + isa + "/to_f16/1024").c_str(), bench_to_f16, level);
-      benchmark::RegisterBenchmark(("rows/" + isa + "/sum_squares/2048").c_str(), bench_sum_squares, level);
-    }
-    for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-      if (!isa_level_supported(level) || !recurrent_kernels_for(level)) continue;
-      const std::string isa = isa_level_name(level);
-      for (int64_t tokens : {1, 512}) {
-        const std::string t = "/T:" + std::to_string(tokens);
-        benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba2/128x64x32" + t).c_str(), bench_ssm_scan,
-                                     level, int64_t{128}, int64_t{64}, int64_t{32}, false, tokens);
-        benchmark::RegisterBenchmark(("ssm_scan/" + isa + "/mamba1/16x1x5120" + t).c_str(), bench_ssm_scan,
-                                     level, int64_t{16}, int64_t{1}, int64_t{5120}, true, tokens);
-        benchmark::RegisterBenchmark(("ssm_conv/" + isa + "/4x5120" + t).c_str(), bench_ssm_conv, level,
-                                     int64_t{4}, int64_t{5120}, tokens);
-        if (!isa_level_supported(level) || !rwkv_kernels_for(level)) continue;
-        for (bool v7 : {false, true}) {
-          for (int64_t tokens : {1, 512}) {
-            benchmark::RegisterBenchmark(
-                ("rwkv/" + std::string(isa_level_name(level)) + (v7 ? "/wkv7" : "/wkv6") +
-                 "/64x32/tokens:" + std::to_string(tokens))
-                    .c_str(),
-                bench_wkv, level, v7, tokens);
-          }
-        }
-      }
-      benchmark::RegisterBenchmark("memory/read", bench_memory_read)
-          ->ArgName("readers")
-          ->Arg(1)
-          ->Arg(2)
-          ->UseRealTime();
-      for (DType type : bench_types()) {
-        if (reference_vec_dot(type) == nullptr) continue;
-        benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
-                                     bench_reference, type, int64_t{2048}, int64_t{256});
-      }
-    }
-
-  }  // namespace
+}  // namespace
 }  // namespace sinter::cpu
 
 int main(int argc, char** argv) {
