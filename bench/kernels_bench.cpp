@@ -510,27 +510,30 @@ void register_all() {
                                    level, int64_t{16}, int64_t{1}, int64_t{5120}, true, tokens);
       benchmark::RegisterBenchmark(("ssm_conv/" + isa + "/4x5120" + t).c_str(), bench_ssm_conv, level,
                                    int64_t{4}, int64_t{5120}, tokens);
-      if (!isa_level_supported(level) || !rwkv_kernels_for(level)) continue;
-      for (bool v7 : {false, true}) {
-        for (int64_t tokens : {1, 512}) {
-          benchmark::RegisterBenchmark(("rwkv/" + std::string(isa_level_name(level)) +
-                                        (v7 ? "/wkv7" : "/wkv6") + "/64x32/tokens:" + std::to_string(tokens))
-                                           .c_str(),
-                                       bench_wkv, level, v7, tokens);
-        }
-      }
-    }
-    benchmark::RegisterBenchmark("memory/read", bench_memory_read)
-        ->ArgName("readers")
-        ->Arg(1)
-        ->Arg(2)
-        ->UseRealTime();
-    for (DType type : bench_types()) {
-      if (reference_vec_dot(type) == nullptr) continue;
-      benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
-                                   bench_reference, type, int64_t{2048}, int64_t{256});
     }
   }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !rwkv_kernels_for(level)) continue;
+    for (bool v7 : {false, true}) {
+      for (int64_t tokens : {1, 512}) {
+        benchmark::RegisterBenchmark(("rwkv/" + std::string(isa_level_name(level)) +
+                                      (v7 ? "/wkv7" : "/wkv6") + "/64x32/tokens:" + std::to_string(tokens))
+                                         .c_str(),
+                                     bench_wkv, level, v7, tokens);
+      }
+    }
+  }
+  benchmark::RegisterBenchmark("memory/read", bench_memory_read)
+      ->ArgName("readers")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseRealTime();
+  for (DType type : bench_types()) {
+    if (reference_vec_dot(type) == nullptr) continue;
+    benchmark::RegisterBenchmark(("reference/" + std::string(dtype_name(type)) + "/2048x256").c_str(),
+                                 bench_reference, type, int64_t{2048}, int64_t{256});
+  }
+}
 
 }  // namespace
 }  // namespace sinter::cpu
