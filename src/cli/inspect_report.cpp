@@ -133,6 +133,8 @@ json diagnosis_json(const Diagnosis& d, const Metadata& metadata) {
         {"weights_bytes", d.memory.weights_bytes},
         {"kv_cache_bytes", d.memory.kv_cache_bytes},
         {"kv_pools", kv_pools},
+        {"state_bytes", d.memory.state_bytes},
+        {"state_checkpoint_bytes", d.memory.state_checkpoint_bytes},
         {"compute_bytes", d.memory.compute_bytes},
         {"total_bytes", d.memory.total_bytes()}}},
   };
@@ -171,8 +173,13 @@ std::string diagnosis_text(const Diagnosis& d) {
     for (const auto& [group, count] : groups) out << "    " << group << ": " << count << " weights\n";
   }
   out << "  memory         " << mib(d.memory.total_bytes()) << " at context " << d.memory.n_ctx
-      << " (weights " << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes)
-      << ", compute " << mib(d.memory.compute_bytes) << ")\n";
+      << " (weights " << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes);
+  // A recurrent state does not grow with the context; its checkpoints have a budget.
+  if (d.memory.state_bytes > 0) {
+    out << ", recurrent state " << mib(d.memory.state_bytes) << " + checkpoints "
+        << mib(d.memory.state_checkpoint_bytes);
+  }
+  out << ", compute " << mib(d.memory.compute_bytes) << ")\n";
   // The KV cache per pool: the full-attention layers, then each sliding window's.
   for (size_t p = 0; p < d.memory.kv_pools.size(); ++p) {
     const KvPoolPlan& pool = d.memory.kv_pools[p];

@@ -142,7 +142,11 @@ Status KvCache::move_to(Backend& backend) {
   return ok_status();
 }
 
-Result<std::vector<int32_t>> KvCache::place(std::span<const CacheToken> tokens) {
+void KvCache::unplace(std::span<const CacheToken> tokens) {
+  for (const CacheToken& t : tokens) remove(t.sequence, t.position, t.position + 1);
+}
+
+Result<std::vector<int32_t>> KvCache::place_cells(std::span<const CacheToken> tokens) {
   std::vector<int32_t> slots;
   SINTER_TRY(place(tokens, &slots));
   return slots;

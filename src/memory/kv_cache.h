@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "memory/kv_pool.h"
+#include "memory/sequence_memory.h"
 
 namespace sinter {
 
@@ -50,7 +51,7 @@ struct KvPoolPlan {
   uint64_t bytes = 0;       // keys and values
 };
 
-class KvCache {
+class KvCache final : public SequenceMemory {
  public:
   // The pools of a cache with these options: pool 0 has window 0, then one pool per distinct
   // window in increasing order. Refuses a context outside 1..kMaxCacheCells, negative windows,
@@ -63,7 +64,7 @@ class KvCache {
   // Every layer full: one pool of `cells` cells.
   static Result<std::unique_ptr<KvCache>> create(const std::vector<KvLayerShape>& layers, int32_t cells,
                                                  DType type, Backend* backend);
-  ~KvCache();
+  ~KvCache() override;
   // Bytes a cache of this shape takes (0 for options plan() refuses).
   static size_t bytes_for(const KvCacheOptions& options);
   static size_t bytes_for(const std::vector<KvLayerShape>& layers, int32_t cells, DType type);
@@ -72,15 +73,15 @@ class KvCache {
   static size_t bookkeeping_bytes_for(int32_t cells);
 
   // The full pool's (the context's) cells.
-  int32_t cell_count() const { return full().cell_count(); }
+  int32_t cell_count() const override { return full().cell_count(); }
   // Sequences the cache was sized for; cell_count() / n_seq_max() is one sequence's context.
-  int32_t n_seq_max() const { return n_seq_max_; }
-  int32_t used_cells() const { return full().used_cells(); }
-  int32_t free_cells() const { return full().free_cells(); }
+  int32_t n_seq_max() const override { return n_seq_max_; }
+  int32_t used_cells() const override { return full().used_cells(); }
+  int32_t free_cells() const override { return full().free_cells(); }
   // Cells [high_water(), cell_count()) have never held a token: their memory is untouched.
   int32_t high_water() const { return full().high_water(); }
   DType type() const { return type_; }
-  size_t bytes() const;  // every pool's
+  size_t bytes() const override;  // every pool's
   // The model's KV layers: keys(layer) / values(layer) are [head_dim, cells of its pool, heads],
   // row(cell, head).
   int layer_count() const { return static_cast<int>(layer_pool_.size()); }
@@ -101,7 +102,7 @@ class KvCache {
 
   // Moves the keys and values into buffers of another backend: the cells keep their tokens
   // (only cells below each pool's high water are copied). On error the cache is unchanged.
-  Status move_to(Backend& backend);
+  Status move_to(Backend& backend) override;
 
   // Gives every token a free cell in every pool (recording its sequence and position), after
   // the windowed pools dropped what no token can see any more; or kContextFull with nothing
@@ -109,7 +110,7 @@ class KvCache {
   // *slots (its capacity reused: nothing is allocated per generated token); placed(pool) are
   // each pool's, until the next place().
   Status place(std::span<const CacheToken> tokens, std::vector<int32_t>* slots);
-  Result<std::vector<int32_t>> place(std::span<const CacheToken> tokens);
+  Result<std::vector<int32_t>> place_cells(std::span<const CacheToken> tokens);
   std::span<const int32_t> placed(int p) const { return pool(p).placed(); }
 
   // The positions the cells of pool p hold (KvPool::positions_of).
@@ -125,20 +126,20 @@ class KvCache {
                             AttentionIndex* index) const;
 
   // Position-range edits of every pool; p1 < 0 means "to the end". Ranges are half-open [p0, p1).
-  void remove(SequenceId sequence, Position p0, Position p1);
+  void remove(SequenceId sequence, Position p0, Position p1) override;
   // dst shares src's cells in [p0, p1) (no bytes copied): a forked or common prefix.
-  void copy(SequenceId src, SequenceId dst, Position p0, Position p1);
+  void copy(SequenceId src, SequenceId dst, Position p0, Position p1) override;
   // Adds `delta` to the positions of sequence's cells in [p0, p1); their keys must be rotated
   // by the same delta (pending_shift / clear_pending_shift) before the next forward pass. A cell
   // shared with another sequence is copied first; where a pool has no free cell for that, the
   // shared positions stay where they are, in every pool.
-  void shift(SequenceId sequence, Position p0, Position p1, Position delta);
-  void clear();
+  void shift(SequenceId sequence, Position p0, Position p1, Position delta) override;
+  void clear() override;
 
   // The largest p <= wanted at which `sequence` can resume exactly: a token at p finds every
   // cell it may see (in each windowed pool, the cells of the positions max(0, p - W + 1)..p - 1
   // that the full pool holds). `wanted` when no pool has a window; 0 means from scratch.
-  Position resumable_prefix(SequenceId sequence, Position wanted) const;
+  Position resumable_prefix(SequenceId sequence, Position wanted) const override;
 
   bool has_pending_shift() const;
   // Per-cell position deltas not yet applied to a pool's keys ([pool_cells(p)]; 0 past its high
@@ -148,8 +149,16 @@ class KvCache {
 
   // Smallest / largest cached position of a sequence, or -1 when it has none.
   Position min_position(SequenceId sequence) const;
-  Position max_position(SequenceId sequence) const;
+  Position max_position(SequenceId sequence) const override;
   int32_t sequence_cells(SequenceId sequence) const;
+
+  // SequenceMemory's own (the rest is above).
+  std::string_view kind() const override { return "kv cache"; }
+  Status place(std::span<const CacheToken> tokens) override { return place(tokens, &placed_full_); }
+  void unplace(std::span<const CacheToken> tokens) override;
+  bool can_shift() const override { return true; }
+  KvCache* kv() override { return this; }
+  RecurrentState* recurrent() override { return nullptr; }
 
  private:
   KvCache() = default;
@@ -167,6 +176,7 @@ class KvCache {
   std::vector<std::pair<SequenceId, Position>> placing_;  // place()'s batch, sorted to find repeats
   std::vector<PruneBounds> prune_;                        // place()'s drops, per pool
   std::vector<Position> staying_;                         // shift()'s shared positions that stay
+  std::vector<int32_t> placed_full_;                      // place()'s full-pool cells
   int32_t n_seq_max_ = 1;
 };
 

@@ -36,9 +36,11 @@ class SequenceMemory {
   // Records a pass's tokens (each sequence's tokens in increasing positions, continuing where the
   // sequence ends); kContextFull or kInvalidArgument with nothing changed.
   virtual Status place(std::span<const CacheToken> tokens) = 0;
-  // Forgets the tokens of the last place() (its pass failed); a recurrent state goes back to where
-  // it was before that pass.
+  // Forgets the tokens of the last place() (its pass failed). A recurrent state cannot know how
+  // far the failed pass got: its sequences start again from scratch.
   virtual void unplace(std::span<const CacheToken> tokens) = 0;
+  // The pass of the last place() was computed (a recurrent state then takes the checkpoints due).
+  virtual void passed() {}
 
   // Position-range edits; p1 < 0 means "to the end", ranges are half-open [p0, p1). Cutting a
   // sequence back (remove(s, p, -1)) needs resumable_prefix(s, p) == p; remove(s, 0, -1) empties

@@ -1,16 +1,36 @@
 #include "model/builder.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 namespace sinter {
 
-ForwardContext::ForwardContext(Graph& g, const BatchShape& b, KvCache& c) : graph(g), batch(b), cache(c) {
+ForwardContext::ForwardContext(Graph& g, const BatchShape& b, SequenceMemory& m)
+    : graph(g), batch(b), memory(m) {
   token_ids = graph.input("inp_tokens", DType::I32, {batch.n_tokens, 1, 1, 1});
   positions = graph.input("inp_pos", DType::I32, {batch.n_tokens, 1, 1, 1});
   output_ids = batch.n_outputs == batch.n_tokens
                    ? nullptr
                    : graph.input("inp_out_ids", DType::I32, {batch.n_outputs, 1, 1, 1});
+}
+
+KvCache& ForwardContext::cache() const {
+  if (KvCache* kv = memory.kv()) return *kv;
+  throw std::logic_error(
+      "the model builds attention, but its memory has no KV cache (ModelShape::kv_layers)");
+}
+
+RecurrentState& ForwardContext::state() const {
+  if (RecurrentState* state = memory.recurrent()) return *state;
+  throw std::logic_error(
+      "the model builds a recurrent layer, but its memory has no state (ModelShape::recurrent_layers)");
+}
+
+Tensor* ForwardContext::state_slots_input() {
+  if (state_slots == nullptr)
+    state_slots = graph.input("inp_state_slots", DType::I32, {batch.n_tokens, 1, 1, 1});
+  return state_slots;
 }
 
 Tensor* ForwardContext::kv_slots_input(int pool) {
@@ -147,10 +167,11 @@ Tensor* ForwardContext::build_attn(Tensor* x, const AttentionWeights& w, const A
 
 Tensor* ForwardContext::build_attn_over_cache(Tensor* q, Tensor* k, Tensor* v, const AttentionOptions& o,
                                               int layer, Tensor* sinks) {
-  const int pool = cache.pool_of(o.kv_layer);
+  KvCache& kv = cache();
+  const int pool = kv.pool_of(o.kv_layer);
   Tensor* slots = kv_slots_input(pool);
-  Tensor* k_cache = name(graph.store_rows(cache.keys(o.kv_layer), k, slots), "k_cache_store", layer);
-  Tensor* v_cache = name(graph.store_rows(cache.values(o.kv_layer), v, slots), "v_cache_store", layer);
+  Tensor* k_cache = name(graph.store_rows(kv.keys(o.kv_layer), k, slots), "k_cache_store", layer);
+  Tensor* v_cache = name(graph.store_rows(kv.values(o.kv_layer), v, slots), "v_cache_store", layer);
   AttentionParams params;
   params.scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(o.head_dim));
   params.softcap = o.softcap;

@@ -10,6 +10,7 @@
 
 #include "graph/graph.h"
 #include "memory/kv_cache.h"
+#include "memory/sequence_memory.h"
 #include "model/model.h"
 
 namespace sinter {
@@ -81,11 +82,17 @@ struct AttentionOptions {
 
 class ForwardContext {
  public:
-  ForwardContext(Graph& graph, const BatchShape& batch, KvCache& cache);
+  ForwardContext(Graph& graph, const BatchShape& batch, SequenceMemory& memory);
 
   Graph& graph;
   const BatchShape batch;
-  KvCache& cache;
+  // What the model keeps per sequence: the KV cache of its attention layers, the state of its
+  // recurrent layers (memory/sequence_memory.h).
+  SequenceMemory& memory;
+  // The attention layers' cache, and the recurrent layers' state (std::logic_error when the
+  // memory has none: the model asked for a kind of layer it did not declare in ModelShape).
+  KvCache& cache() const;
+  RecurrentState& state() const;
 
   // Batch inputs, written before each compute.
   Tensor* token_ids;   // I32 [n_tokens]
@@ -100,6 +107,10 @@ class ForwardContext {
   // ... and, for ALiBi attention, I32 [alibi_positions_elements(n_tokens, index_capacity)]: the
   // tokens' positions, then the position of each cell the pool's index lists.
   std::vector<Tensor*> alibi_positions;
+  // I32 [n_tokens]: the recurrent state slot of each token's sequence (null without recurrent
+  // layers; made on first use).
+  Tensor* state_slots = nullptr;
+  Tensor* state_slots_input();
 
   // A pool's inputs, made on first use.
   Tensor* kv_slots_input(int pool);
@@ -110,7 +121,7 @@ class ForwardContext {
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
   Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
   // The positions one sequence may hold (LongRoPE chooses its factors by it).
-  int32_t n_ctx_per_sequence() const { return cache.cell_count() / cache.n_seq_max(); }
+  int32_t n_ctx_per_sequence() const { return memory.cell_count() / memory.n_seq_max(); }
   // Points options at KV layer `layer` of the model: its cache, its RoPE (or NoPE) from
   // ModelShape::kv_rope, its window from ModelShape::kv_windows.
   void use_layer(AttentionOptions& options, const ModelShape& shape, int layer) const;

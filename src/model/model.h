@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "graph/graph.h"
 #include "memory/kv_cache.h"
+#include "memory/recurrent_state.h"
 #include "model/hparams.h"
 
 namespace sinter {
@@ -63,6 +64,9 @@ struct ModelShape {
   // symmetric (an encoder's local attention: EmbeddingGemma, ModernBERT); memory/kv_pool.h.
   WindowKind window_kind = WindowKind::kTrailing;
   std::vector<KvRope> kv_rope;  // per KV layer
+  // One per layer that keeps a recurrent state (Mamba, LFM2's convolutions, RWKV): what it keeps
+  // per sequence (memory/recurrent_state.h). A model with these and KV layers has a hybrid memory.
+  std::vector<RecurrentLayerShape> recurrent_layers;
   // Dense layers after pooling (sentence-transformers' Dense modules, EmbeddingGemma's
   // dense_2 and dense_3; llama.cpp's build_dense_out): each pooled vector (with pooling none,
   // each token's row) becomes W_k · ... · W_1 · v, no bias, no activation, before any

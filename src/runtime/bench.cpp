@@ -41,21 +41,22 @@ double stddev(const std::vector<double>& values) {
 }
 
 Result<BenchResult> run_bench(Context& context, const BenchOptions& options) {
-  if (options.repetitions <= 0) return make_error(ErrorCode::kInvalidArgument, "repetitions must be positive");
+  if (options.repetitions <= 0)
+    return make_error(ErrorCode::kInvalidArgument, "repetitions must be positive");
   if (options.prompt_tokens < 0 || options.generate_tokens < 0 || options.depth < 0) {
     return make_error(ErrorCode::kInvalidArgument, "token counts must not be negative");
   }
   const int32_t needed = options.depth + std::max(options.prompt_tokens, options.generate_tokens);
   if (needed > context.n_ctx()) {
-    return make_error(ErrorCode::kInvalidArgument, "the benchmark needs a context of ", needed, " tokens, the context holds ",
-                      context.n_ctx());
+    return make_error(ErrorCode::kInvalidArgument, "the benchmark needs a context of ", needed,
+                      " tokens, the context holds ", context.n_ctx());
   }
   BenchResult result;
   SINTER_ASSIGN(result.weight_bytes_per_token, context.weight_bytes_per_token());
   // Repetition 0 is the warm-up (graphs built, pages touched) and is not recorded.
   for (int32_t rep = 0; rep <= options.repetitions; ++rep) {
     if (options.prompt_tokens > 0) {
-      context.cache().clear();
+      context.memory().clear();
       SINTER_TRY(fill(context, options.depth, 0, false));
       const auto start = Clock::now();
       SINTER_TRY(fill(context, options.prompt_tokens, options.depth, true));
@@ -63,7 +64,7 @@ Result<BenchResult> run_bench(Context& context, const BenchOptions& options) {
       if (rep > 0) result.pp_tps.push_back(options.prompt_tokens / seconds);
     }
     if (options.generate_tokens > 0) {
-      context.cache().clear();
+      context.memory().clear();
       SINTER_TRY(fill(context, options.depth, 0, false));
       const auto start = Clock::now();
       for (int32_t i = 0; i < options.generate_tokens; ++i) {

@@ -15,7 +15,7 @@ struct BenchOptions {
   int32_t prompt_tokens = 512;    // pp: one prompt of this many tokens (0: skip)
   int32_t generate_tokens = 128;  // tg: this many one-token passes (0: skip)
   int32_t repetitions = 3;
-  int32_t depth = 0;              // tokens in the cache before each measurement
+  int32_t depth = 0;  // tokens in the cache before each measurement
 };
 
 struct BenchResult {

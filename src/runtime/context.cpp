@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "graph/planner.h"
+#include "memory/hybrid_memory.h"
 #include "memory/memory_plan.h"
 
 namespace sinter {
@@ -69,6 +70,42 @@ KvCacheOptions kv_cache_options(const ModelShape& model, const ContextOptions& o
   return cache;
 }
 
+RecurrentStateOptions recurrent_state_options(const ModelShape& model, const ContextOptions& options) {
+  RecurrentStateOptions state;
+  state.layers = model.recurrent_layers;
+  state.n_seq_max = options.n_seq_max;
+  state.checkpoint_bytes = options.state_checkpoint_bytes;
+  if (state.checkpoint_bytes == 0 && !state.layers.empty()) {
+    const size_t one = RecurrentState::sequence_bytes_for(state.layers);
+    state.checkpoint_bytes =
+        std::max(one, std::min(size_t{1} << 30, 8 * one * static_cast<size_t>(options.n_seq_max)));
+  }
+  return state;
+}
+
+uint64_t memory_bytes_for(const ModelShape& model, const ContextOptions& options) {
+  uint64_t bytes = model.kv_layers.empty() && !model.recurrent_layers.empty()
+                       ? 0
+                       : KvCache::bytes_for(kv_cache_options(model, options));
+  if (!model.recurrent_layers.empty()) {
+    const RecurrentStateOptions state = recurrent_state_options(model, options);
+    bytes += RecurrentState::bytes_for(state) + state.checkpoint_bytes;
+  }
+  return bytes;
+}
+
+Result<std::unique_ptr<SequenceMemory>> make_memory(const ModelShape& model, const ContextOptions& options,
+                                                    Backend* backend) {
+  std::unique_ptr<RecurrentState> state;
+  if (!model.recurrent_layers.empty()) {
+    SINTER_ASSIGN(state, RecurrentState::create(recurrent_state_options(model, options), backend));
+    if (model.kv_layers.empty()) return std::unique_ptr<SequenceMemory>(std::move(state));
+  }
+  SINTER_ASSIGN(std::unique_ptr<KvCache> kv, KvCache::create(kv_cache_options(model, options), backend));
+  if (!state) return std::unique_ptr<SequenceMemory>(std::move(kv));
+  return std::unique_ptr<SequenceMemory>(std::make_unique<HybridMemory>(std::move(kv), std::move(state)));
+}
+
 Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedModel> model,
                                                  const ContextOptions& options) {
   const ModelShape& shape = model->model().shape();
@@ -90,17 +127,16 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const LoadedMod
   context->model_ = std::move(model);
   context->options_ = options;
   context->options_.n_ctx = n_ctx;
-  const KvCacheOptions cache_options = kv_cache_options(shape, context->options_);
-  // The memory plan, before the cache is allocated: a cache with shapes only is enough to plan
-  // the largest pass's compute buffers.
-  SINTER_ASSIGN(context->cache_, KvCache::create(cache_options, /*backend=*/nullptr));
+  // The memory plan, before the memory is allocated: one with shapes only is enough to plan the
+  // largest pass's compute buffers.
+  SINTER_ASSIGN(context->memory_, make_memory(shape, context->options_, /*backend=*/nullptr));
   ContextMemory need;
   need.n_ctx = n_ctx;
-  need.kv_bytes = KvCache::bytes_for(cache_options);
-  need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(cache_options);
+  need.kv_bytes = memory_bytes_for(shape, context->options_);
+  need.bookkeeping_bytes = KvCache::bookkeeping_bytes_for(kv_cache_options(shape, context->options_));
   SINTER_ASSIGN(need.compute_bytes, context->compute_bytes(std::min(options.n_batch, n_ctx)));
   SINTER_TRY(check_context_fits(need, available_memory()));
-  SINTER_ASSIGN(context->cache_, KvCache::create(cache_options, &context->model_->backend()));
+  SINTER_ASSIGN(context->memory_, make_memory(shape, context->options_, &context->model_->backend()));
   return context;
 }
 
@@ -115,7 +151,7 @@ Result<Context::PreparedGraph*> Context::graph_for(const BatchShape& shape) {
   auto prepared = std::make_unique<PreparedGraph>();
   prepared->shape = shape;
   prepared->graph = std::make_unique<Graph>();
-  prepared->forward_owner = std::make_unique<ForwardContext>(*prepared->graph, shape, *cache_);
+  prepared->forward_owner = std::make_unique<ForwardContext>(*prepared->graph, shape, *memory_);
   prepared->forward = prepared->forward_owner.get();
   try {
     prepared->logits = model_->model().build_forward(*prepared->forward);
@@ -136,7 +172,8 @@ Result<Context::PreparedGraph*> Context::graph_for(const BatchShape& shape) {
 Result<size_t> Context::compute_bytes(int32_t n_tokens) {
   Graph graph;
   // A pass over one sequence sees at most every cell.
-  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, cache_->cell_count()}, *cache_);
+  const int64_t cells = memory_->kv() != nullptr ? memory_->kv()->cell_count() : 1;
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, cells}, *memory_);
   try {
     graph.mark_output(model_->model().build_forward(forward));
   } catch (const std::exception& e) {
@@ -162,26 +199,27 @@ Result<uint64_t> Context::weight_bytes_per_token() {
 }
 
 Status Context::apply_pending_shift() {
-  if (!cache_->has_pending_shift()) return ok_status();
+  KvCache* cache = memory_->kv();
+  if (cache == nullptr || !cache->has_pending_shift()) return ok_status();
   Graph graph;
   // One input of per-cell deltas per pool that has layers (pool 0 keeps the single pool's name).
-  std::vector<Tensor*> deltas(static_cast<size_t>(cache_->pool_count()), nullptr);
-  for (int pool = 0; pool < cache_->pool_count(); ++pool) {
-    if (cache_->pool_layer_count(pool) == 0) continue;
+  std::vector<Tensor*> deltas(static_cast<size_t>(cache->pool_count()), nullptr);
+  for (int pool = 0; pool < cache->pool_count(); ++pool) {
+    if (cache->pool_layer_count(pool) == 0) continue;
     deltas[static_cast<size_t>(pool)] =
         graph.input(pool == 0 ? std::string("inp_k_shift") : "inp_k_shift-" + std::to_string(pool),
-                    DType::I32, {cache_->pool_cells(pool), 1, 1, 1});
+                    DType::I32, {cache->pool_cells(pool), 1, 1, 1});
   }
-  model_->model().build_kv_shift(graph, *cache_, deltas);
+  model_->model().build_kv_shift(graph, *cache, deltas);
   graph.finalize();
   SINTER_ASSIGN(const BoundGraph bound, bind_graph(graph, *model_));
-  for (int pool = 0; pool < cache_->pool_count(); ++pool) {
+  for (int pool = 0; pool < cache->pool_count(); ++pool) {
     if (deltas[static_cast<size_t>(pool)] == nullptr) continue;
-    const auto pending = cache_->pending_shift(pool);
+    const auto pending = cache->pending_shift(pool);
     tensor_set(*deltas[static_cast<size_t>(pool)], pending.data(), pending.size());
   }
   SINTER_TRY(bound.placement.compute(graph));
-  cache_->clear_pending_shift();
+  cache->clear_pending_shift();
   return ok_status();
 }
 
@@ -202,9 +240,9 @@ Status Context::decode(std::span<const BatchEntry> batch) {
     }
     outputs += entry.want_logits ? 1 : 0;
   }
-  if (static_cast<int32_t>(batch.size()) > cache_->free_cells()) {
-    return make_error(ErrorCode::kContextFull, "the context holds ", cache_->cell_count(), " tokens; ",
-                      cache_->used_cells(), " are in use and the batch needs ", batch.size(), " more");
+  if (static_cast<int32_t>(batch.size()) > memory_->free_cells()) {
+    return make_error(ErrorCode::kContextFull, "the context holds ", memory_->cell_count(), " tokens; ",
+                      memory_->used_cells(), " are in use and the batch needs ", batch.size(), " more");
   }
   SINTER_TRY(apply_pending_shift());
   logits_.resize(static_cast<size_t>(outputs) * static_cast<size_t>(width));
@@ -233,24 +271,22 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   std::vector<CacheToken>& tokens = pass_tokens_;  // capacities reused across passes
   tokens.resize(pass.size());
   for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
-  std::vector<int32_t>& slots = pass_slots_;
-  SINTER_TRY(cache_->place(tokens, &slots));
-  // A failed pass leaves no token behind, in any pool.
-  const auto forget_tokens = [&] {
-    for (const auto& t : tokens) cache_->remove(t.sequence, t.position, t.position + 1);
-  };
+  SINTER_TRY(memory_->place(tokens));
+  // A failed pass leaves no token behind, in any part of the memory.
+  const auto forget_tokens = [&] { memory_->unplace(tokens); };
   // The cells each token sees, per pool of the cache (full attention, each sliding window).
   const ModelShape& model_shape = model_->model().shape();
-  const auto n_pools = static_cast<size_t>(cache_->pool_count());
+  KvCache* cache = memory_->kv();
+  const auto n_pools = cache != nullptr ? static_cast<size_t>(cache->pool_count()) : size_t{0};
   pass_indices_.resize(n_pools);
   size_t most_cells = 0;
   for (size_t pool = 0; pool < n_pools; ++pool) {
     AttentionIndex& index = pass_indices_[pool];
-    if (cache_->pool_layer_count(static_cast<int>(pool)) == 0) {
+    if (cache->pool_layer_count(static_cast<int>(pool)) == 0) {
       index.cells.clear();
       continue;
     }
-    cache_->fill_attention_index(static_cast<int>(pool), tokens, model_shape.causal, &index);
+    cache->fill_attention_index(static_cast<int>(pool), tokens, model_shape.causal, &index);
     most_cells = std::max(most_cells, index.cells.size());
   }
   // A pass without outputs still runs the whole graph for its cache writes; compute one row.
@@ -278,8 +314,12 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
       forget_tokens();
       return make_error(ErrorCode::kInternal, "the forward pass uses KV cache pool ", pool, " of ", n_pools);
     }
-    const auto cells = cache_->placed(static_cast<int>(pool));
+    const auto cells = cache->placed(static_cast<int>(pool));
     tensor_set(*fx.kv_slots[pool], cells.data(), cells.size());
+  }
+  if (fx.state_slots != nullptr) {
+    const auto state_slots = memory_->recurrent()->placed_slots();
+    tensor_set(*fx.state_slots, state_slots.data(), state_slots.size());
   }
   if (fx.output_ids != nullptr) {
     values.clear();
@@ -292,7 +332,7 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   for (size_t pool = 0; pool < fx.attention_index.size(); ++pool) {
     Tensor* input = fx.attention_index[pool];
     if (input == nullptr) continue;
-    if (pool >= n_pools || cache_->pool_layer_count(static_cast<int>(pool)) == 0) {
+    if (pool >= n_pools || cache->pool_layer_count(static_cast<int>(pool)) == 0) {
       forget_tokens();
       return make_error(ErrorCode::kInternal, "the forward pass uses the attention index of KV cache pool ",
                         pool, ", which has no layers");
@@ -311,13 +351,14 @@ Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
     // The tokens' positions, then those of the listed cells (looked up only for ALiBi models).
     values.resize(pass.size() + index.cells.size());
     for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
-    cache_->positions_of(static_cast<int>(pool), index.cells, values.data() + pass.size());
+    cache->positions_of(static_cast<int>(pool), index.cells, values.data() + pass.size());
     tensor_set(*input, values.data(), 0, n + index.cells.size() * sizeof(int32_t));
   }
   if (auto status = prepared->bound.placement.compute(*prepared->graph); !status) {
     forget_tokens();
     return status;
   }
+  memory_->passed();
   ++stats_.passes;
   if (n_outputs > 0) {
     tensor_get(
@@ -333,7 +374,7 @@ Status Context::switch_model(std::shared_ptr<const LoadedModel> model) {
     return make_error(ErrorCode::kInvalidArgument,
                       "switch_model() needs the same model file on another backend");
   }
-  SINTER_TRY(cache_->move_to(model->backend()));
+  SINTER_TRY(memory_->move_to(model->backend()));
   graphs_.clear();  // bound to the old backend's arenas and placement
   model_ = std::move(model);
   return ok_status();

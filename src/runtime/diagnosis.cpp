@@ -16,13 +16,12 @@ void add(Diagnosis& d, const char* severity, const std::string& message) {
 }
 
 // Activations of one pass of `n_tokens` tokens, planned as the runtime would plan them.
-uint64_t compute_estimate(const Model& model, const KvCacheOptions& cache_options, int32_t n_tokens,
+uint64_t compute_estimate(const Model& model, const ContextOptions& options, int32_t n_tokens,
                           const Backend& backend) {
-  auto cache = KvCache::create(cache_options, /*backend=*/nullptr);
-  if (!cache) return 0;
-  const int32_t n_ctx = cache_options.n_ctx;
+  auto memory = make_memory(model.shape(), options, /*backend=*/nullptr);
+  if (!memory) return 0;
   Graph graph;
-  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, n_ctx}, **cache);
+  ForwardContext forward(graph, BatchShape{n_tokens, n_tokens, options.n_ctx}, **memory);
   try {
     graph.mark_output(model.build_forward(forward));
   } catch (const std::exception&) {
@@ -155,8 +154,14 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
             } else {
               d.memory.kv_pools = std::move(pools).value();
             }
-            d.memory.kv_cache_bytes = KvCache::bytes_for(cache_options);
-            d.memory.compute_bytes = compute_estimate(m, cache_options, d.memory.n_batch, **backend);
+            const bool recurrent_only = shape.kv_layers.empty() && !shape.recurrent_layers.empty();
+            d.memory.kv_cache_bytes = recurrent_only ? 0 : KvCache::bytes_for(cache_options);
+            if (!shape.recurrent_layers.empty()) {
+              const RecurrentStateOptions state = recurrent_state_options(shape, context_options);
+              d.memory.state_bytes = RecurrentState::bytes_for(state);
+              d.memory.state_checkpoint_bytes = state.checkpoint_bytes;
+            }
+            d.memory.compute_bytes = compute_estimate(m, context_options, d.memory.n_batch, **backend);
           }
         }
       }

@@ -34,8 +34,13 @@ struct MemoryEstimate {
   uint64_t kv_cache_bytes = 0;  // F16 cache for n_ctx tokens of one sequence, all pools
   // The cache's pools: full attention (window 0) and one per sliding window (kv_cache.h).
   std::vector<KvPoolPlan> kv_pools;
+  // Recurrent layers' state of one sequence, and the budget of its checkpoints (0 without).
+  uint64_t state_bytes = 0;
+  uint64_t state_checkpoint_bytes = 0;
   uint64_t compute_bytes = 0;  // planned activations of an n_batch-token pass, plus scratch
-  uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + compute_bytes; }
+  uint64_t total_bytes() const {
+    return weights_bytes + kv_cache_bytes + state_bytes + state_checkpoint_bytes + compute_bytes;
+  }
 };
 
 struct Diagnosis {

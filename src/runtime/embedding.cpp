@@ -57,9 +57,9 @@ Status embed_pass(Context& context, std::span<const std::vector<TokenId>> inputs
                        wants_row(pooling, causal, i, tokens.size())});
     }
   }
-  context.cache().clear();
+  context.memory().clear();
   const Status status = context.decode(batch);
-  context.cache().clear();
+  context.memory().clear();
   SINTER_TRY(status);
   const auto n_embd = static_cast<size_t>(context.output_width());
   int32_t row = 0;

@@ -72,7 +72,7 @@ Result<Generation> Engine::generate_tokens(std::vector<TokenId> prompt, const Ge
   const bool has_bos = !prompt.empty() && prompt.front() == tokenizer_->bos();
   SINTER_ASSIGN(SequenceState sequence, SequenceState::create(0, std::move(prompt), has_bos, options,
                                                               *tokenizer_, context_->n_ctx()));
-  context_->cache().clear();
+  context_->memory().clear();
   Generation result;
   result.prompt_tokens = sequence.prompt_token_count();
   result.seed = sequence.seed();
@@ -85,7 +85,7 @@ Result<Generation> Engine::generate_tokens(std::vector<TokenId> prompt, const Ge
     if (on_text && !on_text(text)) sequence.cancel();
   };
   while (!sequence.finished()) {
-    sequence.make_room(context_->cache());
+    sequence.make_room(context_->memory());
     batch.clear();
     if (sequence.schedule(options_.n_batch, batch) == 0) break;
     SINTER_TRY(context_->decode(batch));
@@ -120,7 +120,7 @@ Result<std::vector<std::vector<float>>> Engine::eval(std::span<const TokenId> to
     }
     wanted[static_cast<size_t>(p)] = true;
   }
-  context_->cache().clear();
+  context_->memory().clear();
   std::vector<BatchEntry> batch;
   for (size_t i = 0; i < tokens.size(); ++i)
     batch.push_back({tokens[i], static_cast<Position>(i), 0, wanted[i]});

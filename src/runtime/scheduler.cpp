@@ -83,13 +83,16 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const Loade
   context_options.n_seq_max = options.parallel;
   context_options.kv_type = options.kv_type;
   SINTER_ASSIGN(scheduler->context_, Context::create(model, context_options));
+  // A memory without attention layers holds sequences of any length: nothing to shift or stop.
+  if (scheduler->context_->memory().kv() == nullptr)
+    scheduler->n_ctx_per_sequence_ = SequenceMemory::kUnboundedCells / options.parallel;
   scheduler->model_ = std::move(model);
   scheduler->tokenizer_ = std::move(tokenizer);
   for (int32_t i = 0; i < options.parallel; ++i) {
     scheduler->slots_.push_back(std::make_unique<Slot>());
     scheduler->slots_.back()->id = i;
   }
-  scheduler->metrics_.cache_cells_total = n_ctx;
+  scheduler->metrics_.cache_cells_total = scheduler->context_->memory().kv() != nullptr ? n_ctx : 0;
   scheduler->thread_ = std::thread([s = scheduler.get()] { s->loop(); });
   return scheduler;
 }
@@ -185,7 +188,7 @@ void Scheduler::loop() {
 // Moves queued requests into free slots, reusing the longest cached prompt prefix. A request
 // with n choices waits at the head of the queue until n slots are free.
 void Scheduler::admit() {
-  KvCache& cache = context_->cache();
+  SequenceMemory& cache = context_->memory();
   for (;;) {
     std::unique_ptr<Pending> pending;
     {
@@ -344,7 +347,7 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
   }
   // A shifted sequence's cells no longer follow its token list: do not offer them for reuse.
   if (error || state.context_shifts() > 0) {
-    context_->cache().remove(slot.id, 0, -1);
+    context_->memory().remove(slot.id, 0, -1);
     slot.cached.clear();
   }
   slot.state.reset();
@@ -361,6 +364,9 @@ void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log)
   const auto now = Clock::now();
   const size_t generated = state.generated().size();
   if (generated == 1) {
+    // The prompt is in: a point a later request sharing it can resume at (a recurrent state
+    // keeps a checkpoint; cached cells are kept anyway).
+    context_->memory().checkpoint(slot.id);
     slot.first_token = now;
     log.ttft.push_back(std::chrono::duration<double>(now - slot.submitted).count());
   } else if (generated > 1) {
@@ -378,7 +384,7 @@ void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log)
 }
 
 void Scheduler::fork_followers(Slot& leader, std::span<const float> logits, StepLog& log) {
-  KvCache& cache = context_->cache();
+  SequenceMemory& cache = context_->memory();
   const auto prompt_length = static_cast<Position>(leader.cached.size());
   std::vector<Slot*> followers;
   followers.swap(leader.followers);
@@ -400,7 +406,7 @@ void Scheduler::fork_followers(Slot& leader, std::span<const float> logits, Step
 
 // One forward pass over every active sequence. Returns false when there was nothing to do.
 bool Scheduler::step() {
-  KvCache& cache = context_->cache();
+  SequenceMemory& cache = context_->memory();
   for (auto& slot : slots_) {
     if (slot->active() && slot->stream->cancelled()) finish(*slot, std::nullopt);
   }
@@ -440,7 +446,7 @@ bool Scheduler::step() {
     log_warn("scheduler", "forward pass failed: ", status.error().message());
     for (auto& [slot, first] : scheduled) {
       if (slot->active()) finish(*slot, status.error());
-      context_->cache().remove(slot->id, 0, -1);
+      context_->memory().remove(slot->id, 0, -1);
       slot->cached.clear();
     }
     return true;
@@ -464,7 +470,7 @@ bool Scheduler::step() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++metrics_.forward_passes;
-    metrics_.cache_cells_used = cache.used_cells();
+    metrics_.cache_cells_used = cache.kv() != nullptr ? cache.kv()->used_cells() : 0;
     metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), log.ttft.begin(),
                                                 log.ttft.end());
     metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), log.inter_token.begin(),

@@ -104,19 +104,20 @@ SequenceState::SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t
       detokenizer_(tokenizer, options.render_special),
       stops_(options.stop) {}
 
-void SequenceState::make_room(KvCache& cache) {
+void SequenceState::make_room(SequenceMemory& memory) {
   if (finished()) return;
   const int32_t needed = pending_token_ ? 1 : std::min<int32_t>(1, prompt_token_count() - prompt_cursor_);
   if (n_past_ + needed <= n_ctx_) return;
-  if (options_.overflow == OverflowPolicy::kError || n_past_ - kept_ < 2) {
+  // A memory whose recurrent layers summarize every token seen cannot shift them out.
+  if (options_.overflow == OverflowPolicy::kError || n_past_ - kept_ < 2 || !memory.can_shift()) {
     stop_ = StopReason::kContextFull;
     return;
   }
   // Drop the older half of what follows the kept prefix; later keys move back by as many
   // positions and are re-rotated before the next pass.
   const int32_t discard = (n_past_ - kept_) / 2;
-  cache.remove(id_, kept_, kept_ + discard);
-  cache.shift(id_, kept_ + discard, n_past_, -discard);
+  memory.remove(id_, kept_, kept_ + discard);
+  memory.shift(id_, kept_ + discard, n_past_, -discard);
   n_past_ -= discard;
   ++shifts_;
 }

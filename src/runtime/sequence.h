@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/kv_cache.h"
+#include "memory/sequence_memory.h"
 #include "runtime/context.h"
 #include "runtime/stop_strings.h"
 #include "runtime/token_logprobs.h"
@@ -69,7 +69,7 @@ class SequenceState {
 
   // Makes room for the next scheduled tokens: shifts the context (kShift) or finishes the
   // sequence with kContextFull (kError).
-  void make_room(KvCache& cache);
+  void make_room(SequenceMemory& memory);
   // Appends up to `max_tokens` tokens to decode now: a chunk of the prompt, or the token
   // sampled last. Returns how many.
   int32_t schedule(int32_t max_tokens, std::vector<BatchEntry>& batch);

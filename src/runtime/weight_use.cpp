@@ -5,20 +5,18 @@
 
 #include "backend/op_table.h"
 #include "model/builder.h"
+#include "runtime/context.h"
 
 namespace sinter {
 
 Result<WeightUses> weight_uses(const Model& model) {
   WeightUses uses;
-  KvCacheOptions cache_options;
-  cache_options.layers = model.shape().kv_layers;
-  cache_options.windows = model.shape().kv_windows;
-  cache_options.window_kind = model.shape().window_kind;
-  cache_options.n_ctx = 1;
-  cache_options.n_batch = 1;
-  SINTER_ASSIGN(auto cache, KvCache::create(cache_options, /*backend=*/nullptr));
+  ContextOptions options;
+  options.n_ctx = 1;
+  options.n_batch = 1;
+  SINTER_ASSIGN(auto memory, make_memory(model.shape(), options, /*backend=*/nullptr));
   Graph graph;
-  ForwardContext forward(graph, BatchShape{1, 1, 1}, *cache);
+  ForwardContext forward(graph, BatchShape{1, 1, 1}, *memory);
   try {
     graph.mark_output(model.build_forward(forward));
   } catch (const std::exception& e) {

@@ -106,8 +106,7 @@ Status attach_embedder(ServedModel& served, int32_t context) {
   const ContextOptions options = embedding_context_options(shape, context);
   SINTER_ASSIGN(served.embedder, Context::create(served.model, options));
   served.context_per_sequence = served.embedder->n_ctx();
-  served.memory_bytes =
-      served.model->file().file_bytes() + KvCache::bytes_for(kv_cache_options(shape, options));
+  served.memory_bytes = served.model->file().file_bytes() + memory_bytes_for(shape, options);
   return ok_status();
 }
 
@@ -204,8 +203,7 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
   context_options.n_batch = scheduler_options.n_batch;
   context_options.n_seq_max = scheduler_options.parallel;
   context_options.kv_type = options.kv_type;
-  served->memory_bytes =
-      loaded->file().file_bytes() + KvCache::bytes_for(kv_cache_options(shape, context_options));
+  served->memory_bytes = loaded->file().file_bytes() + memory_bytes_for(shape, context_options);
   served->loaded_at = std::chrono::system_clock::now();
   log_info("server", "loaded ", file.name, " (", served->context_per_sequence, " tokens of context x ",
            options.parallel, " sequences) in ", std::chrono::duration<double>(Clock::now() - start).count(),

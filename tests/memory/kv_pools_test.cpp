@@ -150,7 +150,7 @@ TEST(KvPools, AttentionIndexOfAWindowedPoolListsTheWindow) {
     const auto batch = tokens(s, next[s], next[s] + chunk);
     next[s] += chunk;
     ASSERT_TRUE(cache->place(batch));
-    auto ref_slots = reference->place(batch);
+    auto ref_slots = reference->place_cells(batch);
     ASSERT_TRUE(ref_slots);
     for (size_t i = 0; i < batch.size(); ++i) {
       pooled_at[cache->placed(1)[i]] = batch[i].position;

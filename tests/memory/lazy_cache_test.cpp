@@ -44,7 +44,7 @@ TEST(LazyKvCache, AFewTokensInAMillionCellsCommitLittleMemory) {
   ASSERT_TRUE(cache) << cache.error().message();
   ASSERT_EQ((*cache)->bytes(), size_t{512} << 20);
   // Place and write two tokens, as a forward pass stores their keys and values.
-  auto slots = (*cache)->place(tokens(0, 0, 2));
+  auto slots = (*cache)->place_cells(tokens(0, 0, 2));
   ASSERT_TRUE(slots);
   for (int layer = 0; layer < (*cache)->layer_count(); ++layer) {
     for (Tensor* t : {(*cache)->keys(layer), (*cache)->values(layer)}) {
@@ -79,7 +79,7 @@ TEST(LazyKvCache, FreedCellsAreReusedBeforeUntouchedOnes) {
   ASSERT_TRUE(c.place(tokens(1, 0, 10)));
   EXPECT_EQ(c.high_water(), 20);
   c.remove(0, 0, -1);  // cells 0..9 are free again
-  auto slots = c.place(tokens(2, 0, 12));
+  auto slots = c.place_cells(tokens(2, 0, 12));
   ASSERT_TRUE(slots);
   // The ten freed cells first, then the next two untouched ones.
   EXPECT_EQ(*slots, (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20, 21}));
@@ -87,7 +87,7 @@ TEST(LazyKvCache, FreedCellsAreReusedBeforeUntouchedOnes) {
   EXPECT_EQ(c.used_cells(), 22);
   c.clear();
   EXPECT_EQ(c.used_cells(), 0);
-  auto again = c.place(tokens(3, 0, 3));
+  auto again = c.place_cells(tokens(3, 0, 3));
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, (std::vector<int32_t>{0, 1, 2}));
 }

@@ -28,7 +28,9 @@ TEST(Health, ReadyWithOneModelAndErrorForABrokenOne) {
   std::ofstream(broken) << "GGUF but not really";
   auto bad = ServerProcess::start({"-m", broken}, false);
   ASSERT_NE(bad, nullptr);
-  const HttpAnswer failed = http_get(*bad, "/health");
+  // The model loads in the background: /health says "loading" (503) until the load has failed.
+  HttpAnswer failed;
+  EXPECT_TRUE(eventually([&] { return (failed = http_get(*bad, "/health")).status != 503; }));
   EXPECT_EQ(failed.status, 500);
   EXPECT_EQ(failed.json()["status"], "error");
   EXPECT_NE(failed.json()["error"].get<std::string>().find("broken.gguf"), std::string::npos) << failed.body;
