@@ -172,9 +172,15 @@ std::string diagnosis_text(const Diagnosis& d) {
     out << "  backend        " << d.backend << "\n";
     for (const auto& [group, count] : groups) out << "    " << group << ": " << count << " weights\n";
   }
-  out << "  memory         " << mib(d.memory.total_bytes()) << " at context " << d.memory.n_ctx
-      << " (weights " << mib(d.memory.weights_bytes) << ", KV cache " << mib(d.memory.kv_cache_bytes);
-  // A recurrent state does not grow with the context; its checkpoints have a budget.
+  // A recurrent state does not grow with the context; its checkpoints have a budget. A model
+  // with no attention layers (Mamba) has no KV cache: its memory is the same at any context but
+  // for the compute buffers of its passes (at most --ctx tokens each).
+  const bool recurrent_only = d.memory.state_bytes > 0 && d.memory.kv_cache_bytes == 0;
+  out << "  memory         " << mib(d.memory.total_bytes())
+      << (recurrent_only ? concat(" at any context, passes of ", d.memory.n_batch)
+                         : concat(" at context ", d.memory.n_ctx))
+      << " (weights " << mib(d.memory.weights_bytes);
+  if (!recurrent_only) out << ", KV cache " << mib(d.memory.kv_cache_bytes);
   if (d.memory.state_bytes > 0) {
     out << ", recurrent state " << mib(d.memory.state_bytes) << " + checkpoints "
         << mib(d.memory.state_checkpoint_bytes);

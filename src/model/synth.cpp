@@ -30,14 +30,45 @@ float uniform(uint64_t stream, uint64_t index) {
   return static_cast<float>(static_cast<int64_t>(bits) - (int64_t{1} << 23)) / static_cast<float>(1 << 23);
 }
 
+// Mamba's parameters, as trained models have them (values of one weight: value i at row
+// i / shape[0], column i % shape[0]); false for other weights.
+bool synth_ssm_values(const WeightSpec& spec, uint64_t stream, std::vector<float>& values) {
+  const auto u = [stream](size_t i) { return uniform(stream, static_cast<uint64_t>(i)); };
+  if (spec.name.ends_with(".ssm_a")) {
+    // A = −exp(A_log) < 0. Mamba-1 [d_state, d_inner]: state n decays at about −(n + 1), as
+    // S4D-real initializes it; Mamba-2 [1, n_head]: one value per head, spread over [−16, −1].
+    const auto n_state = static_cast<size_t>(spec.shape[0]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = n_state == 1 ? -(8.5f + 7.5f * u(i)) : -(static_cast<float>(i % n_state + 1) + 0.5f * u(i));
+    }
+    return true;
+  }
+  if (spec.name.ends_with(".ssm_d")) {  // the skip: near 1 (vector or Mamba-2's [1, n_head])
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + 0.25f * u(i);
+    return true;
+  }
+  if (spec.name.ends_with(".ssm_dt.bias")) {
+    // softplus(dt) ≈ e^bias for these: time steps from about 0.001 to 0.3 (Mamba initializes the
+    // bias so that they span [0.001, 0.1] log-uniformly; trained ones reach further).
+    for (size_t i = 0; i < values.size(); ++i) values[i] = -4.0f + 3.0f * u(i);
+    return true;
+  }
+  if (spec.name.ends_with(".ssm_norm.weight")) {  // Mamba-2's grouped norm [d_inner / G, G]: near 1
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + 0.25f * u(i);
+    return true;
+  }
+  return false;
+}
+
 // Values of one weight: matrices uniform with standard deviation 1/sqrt(row length) (so
 // activations keep their scale through a layer); biases small around 0; norm weights (and other
-// vectors: RoPE factors) near 1.
+// vectors: RoPE factors) near 1; Mamba's A, D and time-step biases as trained models have them.
 std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   int64_t count = 1;
   for (int64_t d : spec.shape) count *= d;
   std::vector<float> values(static_cast<size_t>(count));
   const uint64_t stream = mix(seed) ^ hash_name(spec.name);
+  if (synth_ssm_values(spec, stream, values)) return values;
   if (spec.is_matrix()) {
     float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
     // Routers four times as wide: a confident choice of experts, as trained routers make. The
@@ -218,8 +249,10 @@ Status synthesize(const SynthOptions& options, const std::string& path,
     const bool bias = spec.name.ends_with(".bias");
     // BERT's position and token-type embeddings stay F32 too: llama.cpp's quantizer keeps them.
     const bool kept = spec.name == "position_embd.weight" || spec.name == "token_types.weight";
-    const DType type =
-        spec.is_matrix() && !bias && !kept ? storage_type(options.type, spec.shape[0]) : DType::F32;
+    // And weights an op reads as floats (WeightSpec::f32: Mamba's A and convolution kernel).
+    const DType type = spec.is_matrix() && !bias && !kept && !spec.f32
+                           ? storage_type(options.type, spec.shape[0])
+                           : DType::F32;
     const uint64_t seed = options.seed;
     SINTER_TRY(
         writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {

@@ -64,10 +64,10 @@ Tensor* WeightBinder::bind(const WeightSpec& spec) {
                               ", the hyper-parameters imply ", shape_text(spec.shape))});
     return placeholder(spec);
   }
-  if (!spec.is_matrix() && info->type != DType::F32) {
-    issues_.push_back(
-        {WeightIssue::Kind::kBadType, used_name,
-         concat("vector tensor '", used_name, "' is ", dtype_name(info->type), "; sinter expects f32")});
+  if ((!spec.is_matrix() || spec.f32) && info->type != DType::F32) {
+    issues_.push_back({WeightIssue::Kind::kBadType, used_name,
+                       concat(spec.is_matrix() ? "tensor '" : "vector tensor '", used_name, "' is ",
+                              dtype_name(info->type), "; sinter expects f32")});
   }
   Tensor& t = tensors_.emplace_back(
       make_persistent(used_name, info->type, to_ne(spec.shape), const_cast<uint8_t*>(info->data)));
@@ -87,6 +87,16 @@ Tensor* WeightBinder::optional(const std::string& name, std::vector<int64_t> sha
 Tensor* WeightBinder::feature(const std::string& name, std::vector<int64_t> shape) {
   specs_.push_back({name, std::move(shape), true, "", true});
   return mode_ == Mode::kSchema ? placeholder(specs_.back()) : bind(specs_.back());
+}
+
+Tensor* WeightBinder::require_f32(const std::string& name, std::vector<int64_t> shape) {
+  specs_.push_back({name, std::move(shape), false, "", true, true});
+  return mode_ == Mode::kSchema ? placeholder(specs_.back()) : bind(specs_.back());
+}
+
+Tensor* WeightBinder::optional_f32(const std::string& name, std::vector<int64_t> shape) {
+  specs_.push_back({name, std::move(shape), true, "", false, true});
+  return mode_ == Mode::kSchema ? nullptr : bind(specs_.back());
 }
 
 Tensor* WeightBinder::require_or(const std::string& name, const std::string& fallback,

@@ -23,6 +23,9 @@ struct WeightSpec {
   bool optional = false;
   std::string fallback;  // used instead when `name` is absent (e.g. output -> token_embd)
   bool in_synth = true;  // written into synthetic models (`sinter synth`)
+  // F32 whatever its shape: an op reads it as floats (Mamba's A and convolution kernel), so a
+  // file of another type is refused and synthetic models keep it F32. Vectors always are.
+  bool f32 = false;
   bool is_matrix() const { return shape.size() >= 2; }
 };
 
@@ -63,6 +66,9 @@ class WeightBinder {
   // Optional in a file, but present in synthetic models so that tests exercise what it
   // enables (biases, Q/K norms, RoPE factors that only some files carry).
   Tensor* feature(const std::string& name, std::vector<int64_t> shape);
+  // require() and optional() of a weight that must be F32 whatever its shape (WeightSpec::f32).
+  Tensor* require_f32(const std::string& name, std::vector<int64_t> shape);
+  Tensor* optional_f32(const std::string& name, std::vector<int64_t> shape);
 
   // After binding: tensors in the file that no weight used are reported as unexpected.
   void finish();

@@ -1,8 +1,10 @@
 // Every registered architecture through the runtime, on random-weight files from `sinter synth`
 // (each with every feature on: sliding windows of 16 positions, soft-caps, NoPE layers, LongRoPE
 // factors): a sequence's logits do not depend on its batch, generation continues past the
-// context with shifts, and windowed layers' memory stays constant as a sequence grows.
+// context with shifts (a model without attention layers has no context to leave), and windowed
+// layers' memory, like recurrent layers' state, stays constant as a sequence grows.
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "model/registry.h"
@@ -38,7 +40,7 @@ std::vector<TokenId> prompt_tokens(int n, int salt) {
 // `others` interleaved into the same passes as sequences 1, 2, ...
 std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>& ids, int chunk,
                                     const std::vector<std::vector<TokenId>>& others = {}) {
-  context.cache().clear();
+  context.memory().clear();
   std::vector<std::vector<float>> logits;
   for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(chunk)) {
     std::vector<BatchEntry> batch;
@@ -105,6 +107,11 @@ TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
   auto result = (*engine)->generate_tokens(prompt_tokens(12, 6), options);
   ASSERT_TRUE(result) << result.error().message();
   EXPECT_EQ(result->tokens.size(), 100u);
+  if ((*engine)->context().memory().kv() == nullptr) {
+    // Recurrent layers only: a state of constant size, no context to overflow.
+    EXPECT_EQ(result->context_shifts, 0);
+    return;
+  }
   EXPECT_GT(result->context_shifts, 0);
   const KvCache& cache = (*engine)->context().cache();
   EXPECT_LE(cache.max_position(0), 39);
@@ -122,6 +129,11 @@ TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
   auto shifted = Context::create(*model, options);
   auto fresh = Context::create(*model, options);
   ASSERT_TRUE(shifted && fresh);
+  if ((*model)->model().shape().kv_layers.empty()) {
+    // Recurrent layers only: no keys, and a state that summarizes every token cannot shift.
+    EXPECT_FALSE((*shifted)->memory().can_shift());
+    return;
+  }
   const auto ids = prompt_tokens(41, 8);
   std::vector<BatchEntry> batch;
   for (size_t i = 0; i < 40; ++i) batch.push_back({ids[i], static_cast<Position>(i + 10), 0, false});
@@ -154,7 +166,7 @@ TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
   EXPECT_GT(moved, 10 * worst);
 }
 
-TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
+TEST_P(Architectures, WindowedAndRecurrentLayersKeepConstantMemoryAsASequenceGrows) {
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
   const ModelShape& shape = (*model)->model().shape();
@@ -165,6 +177,25 @@ TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
   options.n_batch = 8;
   auto context = Context::create(*model, options);
   ASSERT_TRUE(context) << context.error().message();
+  const auto ids = prompt_tokens(400, 3);
+  const auto feed = [&](std::function<void()> after_each_pass) {
+    for (size_t start = 0; start < ids.size(); start += 8) {
+      std::vector<BatchEntry> batch;
+      for (size_t i = start; i < std::min(ids.size(), start + 8); ++i)
+        batch.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
+      ASSERT_TRUE((*context)->decode(batch));
+      after_each_pass();
+    }
+  };
+  if (RecurrentState* state = (*context)->memory().recurrent();
+      state != nullptr && !(*context)->memory().kv()) {
+    // Recurrent layers only: the same state bytes at every pass (checkpoints aside, which have
+    // a budget); runtime/recurrent_test.cpp runs 1600 positions.
+    const size_t bytes = state->bytes();
+    feed([&] { EXPECT_EQ(state->bytes() - state->checkpoint_bytes(), bytes); });
+    EXPECT_EQ(state->used_cells(), 400);
+    return;
+  }
   const KvCache& cache = (*context)->cache();
   if (window == 0) {
     EXPECT_EQ(cache.pool_count(), 1) << "no windowed layers, one pool";
@@ -173,15 +204,8 @@ TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
   ASSERT_EQ(cache.pool_count(), 2);
   const int windowed = cache.pool_window(0) > 0 ? 0 : 1;
   const size_t bytes = cache.pool_bytes(windowed);
-  const auto ids = prompt_tokens(400, 3);
   std::vector<int32_t> high_water;
-  for (size_t start = 0; start < ids.size(); start += 8) {
-    std::vector<BatchEntry> batch;
-    for (size_t i = start; i < std::min(ids.size(), start + 8); ++i)
-      batch.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
-    ASSERT_TRUE((*context)->decode(batch));
-    high_water.push_back(cache.pool_high_water(windowed));
-  }
+  feed([&] { high_water.push_back(cache.pool_high_water(windowed)); });
   // 400 positions, 25 windows: the windowed pool never holds more than window + one pass.
   EXPECT_LE(high_water.back(), window + 8);
   EXPECT_EQ(high_water.back(), high_water[high_water.size() / 2]);
