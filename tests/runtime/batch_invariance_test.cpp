@@ -25,7 +25,8 @@ std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>
     const size_t end = std::min(ids.size(), start + static_cast<size_t>(chunk));
     for (size_t i = start; i < end; ++i) {
       for (size_t o = 0; o < others.size(); ++o) {
-        if (i < others[o].size()) batch.push_back({others[o][i], static_cast<Position>(i), static_cast<SequenceId>(o + 1), true});
+        if (i < others[o].size())
+          batch.push_back({others[o][i], static_cast<Position>(i), static_cast<SequenceId>(o + 1), true});
       }
       batch.push_back({ids[i], static_cast<Position>(i), 0, true});
     }
@@ -43,7 +44,8 @@ std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>
 bool identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) return false;
+    if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
+      return false;
   }
   return true;
 }
@@ -79,6 +81,44 @@ TEST(BatchInvariance, SameLogitsWhateverTheThreadCount) {
   }
 }
 
+// An entry may come as an embedding row instead of a token id (an image's encoder output among the
+// text): given its token's own row, the logits are the token's, bit for bit, for every entry of
+// the batch; the token id of such an entry is not read.
+TEST(BatchEntries, AnEmbeddingRowStandsForItsToken) {
+  auto model = LoadedModel::load(testing::tiny_llama(), LoadOptions{"cpu", 1});
+  ASSERT_TRUE(model) << model.error().message();
+  const GgufTensorInfo* table = (*model)->file().find_tensor("token_embd.weight");
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->type, DType::F32);  // rows read as they are
+  const int64_t width = table->shape[0];
+  auto context = Context::create(*model, ContextOptions{});
+  ASSERT_TRUE(context);
+  const auto ids = prompt_tokens(12, 7);
+  const auto as_tokens = run(**context, ids, 12);
+  // Entries 3 and 8 as rows of the table; their token ids say something else.
+  std::vector<BatchEntry> batch;
+  for (size_t i = 0; i < ids.size(); ++i) batch.push_back({ids[i], static_cast<Position>(i), 0, true});
+  const auto* rows = reinterpret_cast<const float*>(table->data);
+  for (size_t i : {size_t{3}, size_t{8}}) {
+    batch[i].embedding = rows + static_cast<size_t>(ids[i]) * static_cast<size_t>(width);
+    batch[i].token = 1 << 30;  // outside the vocabulary: not read
+  }
+  (*context)->memory().clear();
+  ASSERT_TRUE((*context)->decode(batch));
+  std::vector<std::vector<float>> as_rows;
+  for (int k = 0; k < (*context)->output_count(); ++k) {
+    const auto l = (*context)->logits(k);
+    as_rows.emplace_back(l.begin(), l.end());
+  }
+  EXPECT_TRUE(identical(as_tokens, as_rows));
+  // Another row really changes the logits (the comparison can fail).
+  batch[3].embedding = rows + static_cast<size_t>(ids[4]) * static_cast<size_t>(width);
+  (*context)->memory().clear();
+  ASSERT_TRUE((*context)->decode(batch));
+  const auto changed = (*context)->logits(3);
+  EXPECT_NE(std::memcmp(changed.data(), as_tokens[3].data(), changed.size() * sizeof(float)), 0);
+}
+
 TEST(GraphReuse, GenerationStepsReuseTheBuiltGraph) {
   auto model = LoadedModel::load(testing::tiny_llama(), LoadOptions{"cpu", 1});
   ASSERT_TRUE(model);
@@ -86,7 +126,8 @@ TEST(GraphReuse, GenerationStepsReuseTheBuiltGraph) {
   ASSERT_TRUE(context);
   const auto ids = prompt_tokens(10, 6);
   std::vector<BatchEntry> prompt;
-  for (size_t i = 0; i < ids.size(); ++i) prompt.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
+  for (size_t i = 0; i < ids.size(); ++i)
+    prompt.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
   ASSERT_TRUE((*context)->decode(prompt));
   for (int step = 0; step < 20; ++step) {
     const BatchEntry next{5, static_cast<Position>(10 + step), 0, true};
