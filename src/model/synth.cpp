@@ -217,7 +217,9 @@ Status synthesize(const SynthOptions& options, const std::string& path,
     // files have them and as llama.cpp's quantizer leaves them.
     const bool bias = spec.name.ends_with(".bias");
     // BERT's position and token-type embeddings stay F32 too: llama.cpp's quantizer keeps them.
-    const bool kept = spec.name == "position_embd.weight" || spec.name == "token_types.weight";
+    // So do LFM2's convolution kernels, which the convolution reads as F32 (llama.cpp's too).
+    const bool kept = spec.name == "position_embd.weight" || spec.name == "token_types.weight" ||
+                      spec.name.ends_with("shortconv.conv.weight");
     const DType type =
         spec.is_matrix() && !bias && !kept ? storage_type(options.type, spec.shape[0]) : DType::F32;
     const uint64_t seed = options.seed;

@@ -1,7 +1,9 @@
 // A sequence's logits do not depend on how its prompt is split into passes, on the other
 // sequences in its batch, or on the thread count: every output is computed the same way.
 #include <cstring>
+#include <map>
 
+#include "model/synth.h"
 #include "runtime/context.h"
 #include "runtime/runtime_test_support.h"
 
@@ -18,7 +20,7 @@ std::vector<TokenId> prompt_tokens(int n, int salt) {
 // `others` (sequence id -> tokens) interleaved into the same passes.
 std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>& ids, int chunk,
                                     const std::vector<std::vector<TokenId>>& others = {}) {
-  context.cache().clear();
+  context.memory().clear();
   std::vector<std::vector<float>> logits;
   for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(chunk)) {
     std::vector<BatchEntry> batch;
@@ -136,6 +138,63 @@ TEST(GraphReuse, GenerationStepsReuseTheBuiltGraph) {
   EXPECT_EQ((*context)->stats().builds, 2);  // the prompt's shape and the one-token shape
   EXPECT_EQ((*context)->stats().reuses, 19);
 }
+
+// Architectures with recurrent layers (their synthetic models, every feature on), on each
+// backend: the state a sequence carries from pass to pass gives the same bits as one pass, and
+// other sequences' states in the batch change none of them.
+struct RecurrentCase {
+  const char* architecture;
+  const char* preset;
+};
+const RecurrentCase kRecurrentCases[] = {{"lfm2", "tiny"}, {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"}};
+
+const std::string& recurrent_model(const RecurrentCase& c) {
+  static std::map<std::string, std::string> made;
+  const std::string key = std::string(c.architecture) + "-" + c.preset;
+  auto [it, fresh] = made.emplace(key, testing::scratch_dir() + "/../batch-" + key + ".gguf");
+  if (fresh) {
+    SynthOptions options;
+    options.architecture = c.architecture;
+    options.preset = c.preset;
+    options.seed = 3;
+    auto status = synthesize(options, it->second);
+    EXPECT_TRUE(status) << status.error().message();
+  }
+  return it->second;
+}
+
+class RecurrentBatchInvariance : public ::testing::TestWithParam<std::tuple<int, const char*>> {};
+
+TEST_P(RecurrentBatchInvariance, SameLogitsWhateverTheBatch) {
+  const RecurrentCase& c = kRecurrentCases[std::get<0>(GetParam())];
+  auto model = LoadedModel::load(recurrent_model(c), LoadOptions{std::get<1>(GetParam()), 2});
+  ASSERT_TRUE(model) << model.error().message();
+  ContextOptions options;
+  options.n_ctx = 256;
+  options.n_seq_max = 3;
+  auto context = Context::create(*model, options);
+  ASSERT_TRUE(context) << context.error().message();
+  const auto ids = prompt_tokens(48, 0);  // crosses the "swa" models' 16-position windows
+  const auto one_batch = run(**context, ids, 48);
+  ASSERT_EQ(one_batch.size(), 48u);
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 7)));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 1)));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 48, {prompt_tokens(48, 1), prompt_tokens(25, 2)})));
+  EXPECT_TRUE(identical(one_batch, run(**context, ids, 7, {prompt_tokens(33, 3), prompt_tokens(48, 4)})));
+  EXPECT_FALSE(identical(one_batch, run(**context, prompt_tokens(48, 9), 48)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, RecurrentBatchInvariance,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kRecurrentCases))),
+                                            ::testing::Values("cpu", "reference")),
+                         [](const auto& info) {
+                           const RecurrentCase& c = kRecurrentCases[std::get<0>(info.param)];
+                           std::string name =
+                               std::string(c.architecture) + "_" + c.preset + "_" + std::get<1>(info.param);
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace sinter

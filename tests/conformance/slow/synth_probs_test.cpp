@@ -187,6 +187,12 @@ const ArchCase kArchCases[] = {
     // Attention sinks, biases everywhere, YaRN, windows on even layers, a biased router with
     // softmax over the chosen, biased experts and the clamped SwiGLU; MXFP4 experts as shipped.
     {"gpt_oss", "gpt-oss", "", false, true, true},
+    // Hybrids: short convolutions carrying a state, attention with per-head Q/K norms every
+    // third block (six blocks: KV layers 0-1 and recurrent layers 0-3 among them); with windows of
+    // 16 on the attention layers; LFM2-MoE's dense first block, then sigmoid routing with a bias.
+    {"lfm2", "lfm2", "", false},
+    {"lfm2_swa", "lfm2", "--variant swa", false},
+    {"lfm2moe", "lfm2moe", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
