@@ -38,7 +38,7 @@ std::vector<TokenId> prompt_tokens(int n, int salt) {
 // `others` interleaved into the same passes as sequences 1, 2, ...
 std::vector<std::vector<float>> run(Context& context, const std::vector<TokenId>& ids, int chunk,
                                     const std::vector<std::vector<TokenId>>& others = {}) {
-  context.cache().clear();
+  context.memory().clear();
   std::vector<std::vector<float>> logits;
   for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(chunk)) {
     std::vector<BatchEntry> batch;
@@ -90,7 +90,15 @@ TEST_P(Architectures, LogitsDoNotDependOnTheBatch) {
   EXPECT_FALSE(identical(one_batch, run(**context, prompt_tokens(48, 9), 48)));
 }
 
+// Whether the architecture's model has attention layers (recurrent ones alone have no context
+// to shift, nor keys).
+bool has_kv_layers(const std::string& architecture) {
+  auto model = LoadedModel::load(synth_model(architecture), LoadOptions{"cpu", 1});
+  return model && !(*model)->model().shape().kv_layers.empty();
+}
+
 TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
+  if (!has_kv_layers(GetParam())) GTEST_SKIP() << "no attention layers: no context limit";
   EngineOptions engine_options;
   engine_options.threads = 2;
   engine_options.n_ctx = 40;
@@ -115,6 +123,7 @@ TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
 // positions, so a shift that rotates each layer's keys as its forward pass did (its own base,
 // factors, NoPE layers untouched, windowed pools included) changes nothing but F16 rounding.
 TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
+  if (!has_kv_layers(GetParam())) GTEST_SKIP() << "no attention layers: no keys to shift";
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
   ContextOptions options;
@@ -155,6 +164,7 @@ TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
 }
 
 TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
+  if (!has_kv_layers(GetParam())) GTEST_SKIP() << "no attention layers: a state of constant size";
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
   const ModelShape& shape = (*model)->model().shape();
