@@ -187,6 +187,11 @@ const ArchCase kArchCases[] = {
     // Attention sinks, biases everywhere, YaRN, windows on even layers, a biased router with
     // softmax over the chosen, biased experts and the clamped SwiGLU; MXFP4 experts as shipped.
     {"gpt_oss", "gpt-oss", "", false, true, true},
+    // Recurrent layers alone: token shifts, the WKV recurrences, per-head group norms; RWKV-6's
+    // token-dependent shares and decays and its rescaled stream, RWKV-7's delta rule, value
+    // residual and gate (three layers each, heads of 64).
+    {"rwkv6", "rwkv6", "", false},
+    {"rwkv7", "rwkv7", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
