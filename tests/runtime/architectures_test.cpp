@@ -90,7 +90,15 @@ TEST_P(Architectures, LogitsDoNotDependOnTheBatch) {
   EXPECT_FALSE(identical(one_batch, run(**context, prompt_tokens(48, 9), 48)));
 }
 
+// Whether the architecture's model has attention layers (recurrent ones alone have no context
+// to shift, nor keys).
+bool has_kv_layers(const std::string& architecture) {
+  auto model = LoadedModel::load(synth_model(architecture), LoadOptions{"cpu", 1});
+  return model && !(*model)->model().shape().kv_layers.empty();
+}
+
 TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
+  const bool attention = has_kv_layers(GetParam());
   EngineOptions engine_options;
   engine_options.threads = 2;
   engine_options.n_ctx = 40;
@@ -104,6 +112,13 @@ TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
   options.ignore_eos = true;
   auto result = (*engine)->generate_tokens(prompt_tokens(12, 6), options);
   ASSERT_TRUE(result) << result.error().message();
+  if (!attention) {
+    // Recurrent layers alone hold a sequence of any length: no context to fill, nothing to shift.
+    EXPECT_EQ(result->tokens.size(), 100u);
+    EXPECT_EQ(result->stop_reason, StopReason::kMaxTokens);
+    EXPECT_EQ(result->context_shifts, 0);
+    return;
+  }
   if (!(*engine)->context().memory().can_shift()) {
     // Recurrent layers summarize every token: nothing can be shifted out, and the context ends
     // the generation (its 40 positions filled, then the token sampled after the last).
@@ -173,6 +188,26 @@ TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
   const ModelShape& shape = (*model)->model().shape();
+  if (shape.kv_layers.empty()) {
+    // Recurrent layers alone: the whole memory keeps its size however long the sequence grows
+    // (checkpoints off, so that only the state counts).
+    ContextOptions options;
+    options.state_checkpoint_bytes = 1;  // below one state: none kept
+    auto context = Context::create(*model, options);
+    ASSERT_TRUE(context) << context.error().message();
+    const size_t before = (*context)->memory().bytes();
+    const auto ids = prompt_tokens(200, 2);
+    for (size_t start = 0; start < ids.size(); start += 50) {
+      std::vector<BatchEntry> batch;
+      for (size_t i = start; i < start + 50; ++i)
+        batch.push_back({ids[i], static_cast<Position>(i), 0, false});
+      batch.back().want_logits = true;
+      ASSERT_TRUE((*context)->decode(batch));
+      EXPECT_EQ((*context)->memory().bytes(), before) << "after " << start + 50 << " tokens";
+    }
+    EXPECT_EQ((*context)->memory().max_position(0), 199);
+    return;
+  }
   int32_t window = 0;
   for (int32_t w : shape.kv_windows) window = std::max(window, w);
   ContextOptions options;

@@ -193,6 +193,11 @@ const ArchCase kArchCases[] = {
     {"lfm2", "lfm2", "", false},
     {"lfm2_swa", "lfm2", "--variant swa", false},
     {"lfm2moe", "lfm2moe", "", false},
+    // Recurrent layers alone: token shifts, the WKV recurrences, per-head group norms; RWKV-6's
+    // token-dependent shares and decays and its rescaled stream, RWKV-7's delta rule, value
+    // residual and gate (three layers each, heads of 64).
+    {"rwkv6", "rwkv6", "", false},
+    {"rwkv7", "rwkv7", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
