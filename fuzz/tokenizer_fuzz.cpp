@@ -1,6 +1,7 @@
 // Feeds arbitrary bytes to the tokenizers and to the tokenizer.json importer. The first byte picks
-// what runs: a SentencePiece, byte-level BPE (two pre-tokenizers) or WordPiece vocabulary on the
-// rest as text (special tokens parsed or not), or the importer on the rest as tokenizer.json.
+// what runs: a SentencePiece, byte-level BPE (three pre-tokenizers) or WordPiece vocabulary on the
+// rest as text (special tokens parsed or not), RWKV's world tokenizer likewise, or the importer on
+// the rest as tokenizer.json.
 // Encoding must succeed with ids inside the vocabulary, decoding and streaming must not crash and
 // must agree, and a malformed tokenizer.json must be an Error.
 #include <cstddef>
@@ -101,6 +102,27 @@ std::unique_ptr<Tokenizer> wordpiece() {
   return make(m);
 }
 
+// RWKV's world tokenizer: every byte, a few longer tokens (one escaped), and "<s>" (control).
+std::unique_ptr<Tokenizer> rwkv() {
+  std::vector<std::string> tokens = {"<s>"};
+  std::vector<int32_t> types = {3};
+  char escaped[8];
+  for (int b = 0; b < 256; ++b) {
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", b);
+    tokens.push_back(escaped);
+    types.push_back(1);
+  }
+  for (const char* word : {"ab", "abc", " a", "\\n\\n", "it\\'s", "\\xc3\\xa9"}) {
+    tokens.push_back(word);
+    types.push_back(1);
+  }
+  Metadata m;
+  m.set("tokenizer.ggml.model", GgufValue::of_string("rwkv"));
+  m.set("tokenizer.ggml.tokens", GgufValue::of_strings(tokens));
+  m.set("tokenizer.ggml.token_type", GgufValue::of_i32s(types));
+  return make(m);
+}
+
 void check(const Tokenizer& tokenizer, std::string_view text, bool add_special, bool parse_special,
            bool must_encode = true) {
   auto ids = tokenizer.encode(text, {add_special, parse_special});
@@ -130,12 +152,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto llama3_tokenizer = bpe("llama-bpe");
   static const auto qwen_tokenizer = bpe("qwen2");
   static const auto wordpiece_tokenizer = wordpiece();
+  static const auto rwkv_tokenizer = rwkv();
   if (size == 0) return 0;
   const uint8_t mode = data[0];
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   const bool add_special = mode & 0x10;
   const bool parse_special = mode & 0x20;
-  switch (mode % 6) {
+  switch (mode % 7) {
     case 0: check(*spm_tokenizer, text, add_special, parse_special); break;
     case 1: check(*gpt2_tokenizer, text, add_special, parse_special); break;
     case 2: check(*llama3_tokenizer, text, add_special, parse_special); break;
@@ -149,6 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
+    case 6: check(*rwkv_tokenizer, text, add_special, parse_special); break;
   }
   return 0;
 }

@@ -29,6 +29,14 @@ bool broadcasts(const Tensor* a, const Tensor* b) {
   return b->ne[0] == a->ne[0];
 }
 
+// b holds one value per row of a ([1, rows...]), its other dimensions 1 or a's.
+bool broadcasts_per_row(const Tensor* a, const Tensor* b) {
+  for (int i = 1; i < kMaxDims; ++i) {
+    if (b->ne[i] != 1 && b->ne[i] != a->ne[i]) return false;
+  }
+  return b->ne[0] == 1;
+}
+
 // F32 values, each token's contiguous (dimensions below `token_dim` packed), tokens at any
 // stride (a multiple of 4 bytes), no dimension beyond: what the recurrent ops read. Dimensions of
 // one value may have any stride.
@@ -163,8 +171,14 @@ Tensor* Graph::add(Tensor* a, Tensor* b) {
   return new_node(Op::kAdd, DType::F32, a->ne, {a, b});
 }
 
+Tensor* Graph::sub(Tensor* a, Tensor* b) {
+  require(broadcasts(a, b), "sub shapes", a, b);
+  require(a->is_contiguous() && b->is_contiguous(), "sub of a strided view (copy it first)", a, b);
+  return new_node(Op::kSub, DType::F32, a->ne, {a, b});
+}
+
 Tensor* Graph::mul(Tensor* a, Tensor* b) {
-  require(broadcasts(a, b), "mul shapes", a, b);
+  require(broadcasts(a, b) || broadcasts_per_row(a, b), "mul shapes", a, b);
   require(a->is_contiguous() && b->is_contiguous(), "mul of a strided view (copy it first)", a, b);
   return new_node(Op::kMul, DType::F32, a->ne, {a, b});
 }
@@ -224,10 +238,18 @@ Tensor* Graph::clamp(Tensor* a, float lo, float hi) {
   return t;
 }
 
+Tensor* Graph::exp(Tensor* a) {
+  require_contiguous(a, "exp of a strided view (copy it first)");
+  return new_node(Op::kExp, DType::F32, a->ne, {a});
+}
+
+Tensor* Graph::tanh(Tensor* a) {
+  require_contiguous(a, "tanh of a strided view (copy it first)");
+  return new_node(Op::kTanh, DType::F32, a->ne, {a});
+}
+
 Tensor* Graph::div(Tensor* a, Tensor* b) {
-  bool shape_ok = true;
-  for (int i = 1; i < kMaxDims; ++i) shape_ok = shape_ok && (b->ne[i] == 1 || b->ne[i] == a->ne[i]);
-  require(shape_ok && (b->ne[0] == a->ne[0] || b->ne[0] == 1), "div shapes", a, b);
+  require(broadcasts(a, b) || broadcasts_per_row(a, b), "div shapes", a, b);
   require(a->is_contiguous() && b->is_contiguous(), "div of a strided view (copy it first)", a, b);
   return new_node(Op::kDiv, DType::F32, a->ne, {a, b});
 }

@@ -102,6 +102,9 @@ class Graph {
   Tensor* rms_norm(Tensor* x, float eps);
   Tensor* norm(Tensor* x, float eps);
   Tensor* add(Tensor* a, Tensor* b);
+  // a − b; b broadcast over a's rows (as add).
+  Tensor* sub(Tensor* a, Tensor* b);
+  // a · b; b broadcast over a's rows (as add), or one value per row ([1, rows], as div).
   Tensor* mul(Tensor* a, Tensor* b);
   Tensor* scale(Tensor* a, float s);
   Tensor* silu(Tensor* a);
@@ -109,6 +112,9 @@ class Graph {
   // cap · tanh(a / cap), element-wise; cap > 0.
   Tensor* softcap(Tensor* a, float cap);
   Tensor* sigmoid(Tensor* a);
+  // e^a and tanh(a), element-wise (RWKV's decays and LoRA projections).
+  Tensor* exp(Tensor* a);
+  Tensor* tanh(Tensor* a);
   Tensor* clamp(Tensor* a, float lo, float hi);
   // a / b; b is a's shape, broadcast over a's rows, or one value per row ([1, rows]).
   Tensor* div(Tensor* a, Tensor* b);

@@ -38,6 +38,9 @@ const char* op_name(Op op) {
     case Op::kL2Norm: return "l2_norm";
     case Op::kRwkvWkv6: return "rwkv_wkv6";
     case Op::kRwkvWkv7: return "rwkv_wkv7";
+    case Op::kExp: return "exp";
+    case Op::kTanh: return "tanh";
+    case Op::kSub: return "sub";
     case Op::kView: return "view";
   }
   return "?";

@@ -29,7 +29,7 @@ enum class Op : uint8_t {
   kRmsNorm,      // x / sqrt(mean(x^2) + eps), per row; params: eps
   kNorm,         // (x - mean) / sqrt(var + eps), per row; params: eps
   kAdd,          // a + b, b broadcast over a's rows when it has fewer
-  kMul,          // a * b, broadcast likewise
+  kMul,          // a * b, broadcast likewise, or b one value per row ([1, rows], as kDiv)
   kScale,        // a * s; params: s
   kSilu,         // x * sigmoid(x)
   kGelu,         // tanh approximation, as llama.cpp
@@ -76,6 +76,9 @@ enum class Op : uint8_t {
                 // -> y F32 [N·H, T] (Graph::rwkv_wkv6)
   kRwkvWkv7,    // RWKV-7's WKV: r, w, k, v, a, b F32 [N, H, T], state F32 [N, N, H, S] (updated
                 // in place), slots I32 [T] -> y F32 [N·H, T] (Graph::rwkv_wkv7)
+  kExp,         // e^x
+  kTanh,        // tanh(x)
+  kSub,         // a - b, b broadcast over a's rows when it has fewer
   kView,        // no computation: another shape/stride over the source's bytes (stays last)
 };
 

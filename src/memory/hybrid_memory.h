@@ -20,6 +20,9 @@ class HybridMemory final : public SequenceMemory {
   std::string_view kind() const override { return "hybrid"; }
   Status place(std::span<const CacheToken> tokens) override;
   void unplace(std::span<const CacheToken> tokens) override;
+  int64_t prepare_pass(std::span<const CacheToken> tokens, bool causal) override {
+    return kv_->prepare_pass(tokens, causal);
+  }
   void passed() override { recurrent_->passed(); }
   void remove(SequenceId sequence, Position p0, Position p1) override;
   void copy(SequenceId src, SequenceId dst, Position p0, Position p1) override;

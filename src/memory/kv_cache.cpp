@@ -142,6 +142,21 @@ Status KvCache::move_to(Backend& backend) {
   return ok_status();
 }
 
+int64_t KvCache::prepare_pass(std::span<const CacheToken> tokens, bool causal) {
+  pass_indices_.resize(pools_.size());  // capacities reused across passes
+  size_t most_cells = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    AttentionIndex& index = pass_indices_[p];
+    if (pools_[p]->layer_count() == 0) {
+      index.cells.clear();
+      continue;
+    }
+    fill_attention_index(static_cast<int>(p), tokens, causal, &index);
+    most_cells = std::max(most_cells, index.cells.size());
+  }
+  return static_cast<int64_t>(most_cells);
+}
+
 void KvCache::unplace(std::span<const CacheToken> tokens) {
   for (const CacheToken& t : tokens) remove(t.sequence, t.position, t.position + 1);
 }

@@ -152,7 +152,11 @@ class KvCache final : public SequenceMemory {
   Position max_position(SequenceId sequence) const override;
   int32_t sequence_cells(SequenceId sequence) const;
 
+  // The attention index of pool p that prepare_pass() made for the placed tokens.
+  const AttentionIndex& pass_index(int p) const { return pass_indices_[static_cast<size_t>(p)]; }
+
   // SequenceMemory's own (the rest is above).
+  int64_t prepare_pass(std::span<const CacheToken> tokens, bool causal) override;
   std::string_view kind() const override { return "kv cache"; }
   Status place(std::span<const CacheToken> tokens) override { return place(tokens, &placed_full_); }
   void unplace(std::span<const CacheToken> tokens) override;
@@ -177,6 +181,7 @@ class KvCache final : public SequenceMemory {
   std::vector<PruneBounds> prune_;                        // place()'s drops, per pool
   std::vector<Position> staying_;                         // shift()'s shared positions that stay
   std::vector<int32_t> placed_full_;                      // place()'s full-pool cells
+  std::vector<AttentionIndex> pass_indices_;              // prepare_pass()'s, per pool
   int32_t n_seq_max_ = 1;
 };
 

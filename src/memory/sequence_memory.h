@@ -39,6 +39,14 @@ class SequenceMemory {
   // Forgets the tokens of the last place() (its pass failed). A recurrent state cannot know how
   // far the failed pass got: its sequences start again from scratch.
   virtual void unplace(std::span<const CacheToken> tokens) = 0;
+  // Prepares what the memory's graph inputs need for the placed tokens (a KV cache: each pool's
+  // attention index; `causal`: a token sees only positions up to its own) and returns the most
+  // cells an attention index lists (0 without attention layers): graphs are sized by it.
+  virtual int64_t prepare_pass(std::span<const CacheToken> tokens, bool causal) {
+    (void)tokens;
+    (void)causal;
+    return 0;
+  }
   // The pass of the last place() was computed (a recurrent state then takes the checkpoints due).
   virtual void passed() {}
 

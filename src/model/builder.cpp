@@ -4,15 +4,29 @@
 #include <stdexcept>
 #include <string>
 
+#include "memory/memory_inputs.h"
+#include "model/batch_inputs.h"
+
 namespace sinter {
 
 ForwardContext::ForwardContext(Graph& g, const BatchShape& b, SequenceMemory& m)
     : graph(g), batch(b), memory(m) {
   token_ids = graph.input("inp_tokens", DType::I32, {batch.n_tokens, 1, 1, 1});
+  inputs.push_back(std::make_unique<TokenIdsInput>(token_ids));
   positions = graph.input("inp_pos", DType::I32, {batch.n_tokens, 1, 1, 1});
+  inputs.push_back(std::make_unique<PositionsInput>(positions, 1));
   output_ids = batch.n_outputs == batch.n_tokens
                    ? nullptr
                    : graph.input("inp_out_ids", DType::I32, {batch.n_outputs, 1, 1, 1});
+  if (output_ids != nullptr) inputs.push_back(std::make_unique<OutputIdsInput>(output_ids));
+}
+
+Tensor* ForwardContext::positions_input(int streams) {
+  if (streams <= 1) return positions;
+  if (streams > kMaxPositionStreams) throw std::logic_error("more position streams than a batch entry has");
+  Tensor* t = graph.input("inp_pos_streams", DType::I32, {int64_t{streams} * batch.n_tokens, 1, 1, 1});
+  inputs.push_back(std::make_unique<PositionsInput>(t, streams));
+  return t;
 }
 
 KvCache& ForwardContext::cache() const {
@@ -28,8 +42,10 @@ RecurrentState& ForwardContext::state() const {
 }
 
 Tensor* ForwardContext::state_slots_input() {
-  if (state_slots == nullptr)
+  if (state_slots == nullptr) {
     state_slots = graph.input("inp_state_slots", DType::I32, {batch.n_tokens, 1, 1, 1});
+    inputs.push_back(std::make_unique<StateSlotsInput>(state_slots, state()));
+  }
   return state_slots;
 }
 
@@ -41,6 +57,7 @@ Tensor* ForwardContext::kv_slots_input(int pool) {
   if (slots == nullptr) {
     slots = graph.input(pool == 0 ? std::string("inp_kv_slots") : "inp_kv_slots-" + std::to_string(pool),
                         DType::I32, {batch.n_tokens, 1, 1, 1});
+    inputs.push_back(std::make_unique<KvSlotsInput>(slots, cache(), pool));
   }
   return slots;
 }
@@ -52,6 +69,7 @@ Tensor* ForwardContext::attention_index_input(int pool) {
   if (index == nullptr) {
     index = graph.input("inp_attn_index-" + std::to_string(pool), DType::I32,
                         {attention_index_elements(batch.n_tokens, batch.index_capacity), 1, 1, 1});
+    inputs.push_back(std::make_unique<AttentionIndexInput>(index, cache(), pool));
   }
   return index;
 }
@@ -63,12 +81,21 @@ Tensor* ForwardContext::alibi_positions_input(int pool) {
   if (input == nullptr) {
     input = graph.input("inp_alibi_pos-" + std::to_string(pool), DType::I32,
                         {alibi_positions_elements(batch.n_tokens, batch.index_capacity), 1, 1, 1});
+    inputs.push_back(std::make_unique<AlibiPositionsInput>(input, cache(), pool));
   }
   return input;
 }
 
 Tensor* ForwardContext::build_inp_embd(Tensor* token_embedding) {
-  return name(graph.get_rows(token_embedding, token_ids), "inp_embd");
+  Tensor* rows = graph.get_rows(token_embedding, token_ids);
+  if (!batch.embeddings) return name(rows, "inp_embd");
+  // Some entries come as embedding rows: each token's own row times keep (1 or 0) plus the given
+  // rows (0 for tokens), exact for both kinds.
+  const std::array<int64_t, kMaxDims> shape{rows->ne[0], batch.n_tokens, 1, 1};
+  Tensor* given = graph.input("inp_embd_rows", DType::F32, shape);
+  Tensor* keep = graph.input("inp_embd_keep", DType::F32, shape);
+  inputs.push_back(std::make_unique<EmbeddingRowsInput>(given, keep));
+  return name(graph.add(graph.mul(rows, keep), given), "inp_embd");
 }
 
 Tensor* ForwardContext::build_linear(Tensor* weight, Tensor* x, Tensor* bias) {

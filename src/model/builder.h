@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "graph/graph.h"
+#include "memory/batch.h"
 #include "memory/kv_cache.h"
 #include "memory/sequence_memory.h"
 #include "model/model.h"
@@ -20,6 +22,7 @@ struct BatchShape {
   int32_t n_tokens = 0;
   int32_t n_outputs = 0;       // rows whose logits are wanted
   int64_t index_capacity = 0;  // cells each attention index input can list (graph.h)
+  bool embeddings = false;     // some entries come as embedding rows (memory/batch.h)
   bool operator==(const BatchShape&) const = default;
 };
 
@@ -94,10 +97,17 @@ class ForwardContext {
   KvCache& cache() const;
   RecurrentState& state() const;
 
-  // Batch inputs, written before each compute.
+  // Every input of the graph, each filled before a pass by the object that made it (the batch's,
+  // the KV cache's, the recurrent state's: memory/batch.h's PassInput).
+  std::vector<std::unique_ptr<PassInput>> inputs;
+
+  // Batch inputs.
   Tensor* token_ids;   // I32 [n_tokens]
   Tensor* positions;   // I32 [n_tokens]
   Tensor* output_ids;  // I32 [n_outputs]: batch rows whose logits are wanted (nullptr if all)
+  // I32 [streams · n_tokens]: the entries' positions in each of `streams` streams (M-RoPE), made
+  // on first use.
+  Tensor* positions_input(int streams);
   // Per pool of the KV cache that the pass uses (null for the others): I32 [n_tokens], the
   // pool's cell of each token, ...
   std::vector<Tensor*> kv_slots;

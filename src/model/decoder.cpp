@@ -17,7 +17,11 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
     p.fail(concat("embedding length ", n_embd, " is not divisible by ", n_head, " heads"));
     return;
   }
-  p.optional("{arch}.attention.head_count_kv", n_head_kv, n_head);
+  if (kv_heads_per_layer) {
+    declare_kv_heads_per_layer(p);
+  } else {
+    p.optional("{arch}.attention.head_count_kv", n_head_kv, n_head);
+  }
   p.optional("{arch}.attention.key_length", head_dim, n_embd / n_head);
   p.optional("{arch}.attention.value_length", head_dim_v, n_embd / n_head);
   p.required(norm == NormKind::kRms ? "{arch}.attention.layer_norm_rms_epsilon"
@@ -25,7 +29,7 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
              norm_eps);
   p.optional("{arch}.vocab_size", n_vocab, vocab_from_tokenizer);
   rope.declare(p, head_dim);
-  if (n_head_kv == 0 || n_head % n_head_kv != 0) {
+  if ((n_head_kv == 0 && !kv_heads_per_layer) || (n_head_kv != 0 && n_head % n_head_kv != 0)) {
     p.fail(concat(n_head, " query heads cannot be grouped over ", n_head_kv, " key/value heads"));
   }
   if (n_vocab == 0)
@@ -35,6 +39,20 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
   if (head_dim == 0 || head_dim_v == 0) p.fail("attention key and value lengths must be positive");
   if (rope.n_rot > head_dim)
     p.fail(concat("rope dimension count ", rope.n_rot, " exceeds the head size ", head_dim));
+}
+
+void DecoderHParams::declare_kv_heads_per_layer(HParams& p) {
+  p.per_layer("{arch}.attention.head_count_kv", n_head_kv_layers, n_layer, n_head);
+  if (p.mode() == HParams::Mode::kRead) n_head_kv = 0;
+  for (uint32_t heads : n_head_kv_layers) {
+    if (heads == 0) continue;
+    if (n_head_kv != 0 && heads != n_head_kv && p.mode() == HParams::Mode::kRead) {
+      p.fail(concat("attention layers with ", n_head_kv, " and ", heads,
+                    " key/value heads (sinter needs the same count in every attention layer)"));
+      return;
+    }
+    n_head_kv = heads;
+  }
 }
 
 Status DecoderHParams::set_synth_dims(const SynthDims& d) {

@@ -33,9 +33,15 @@ struct DecoderHParams {
   NormKind norm = NormKind::kRms;
   float norm_eps = 1e-5f;  // attention.layer_norm_rms_epsilon or attention.layer_norm_epsilon
   RopeConfig rope;
+  // Hybrids (LFM2) give attention.head_count_kv per layer, 0 for a layer without attention: set
+  // kv_heads_per_layer before declare() to read it so (a single value still means every layer).
+  // n_head_kv is then the attention layers' count, which must be the same for all of them.
+  bool kv_heads_per_layer = false;
+  std::vector<uint32_t> n_head_kv_layers;
 
   // Declares the shared keys and checks them; `norm` picks the epsilon's key.
   void declare(HParams& p, uint32_t vocab_from_tokenizer);
+  void declare_kv_heads_per_layer(HParams& p);
   // The dimensions of a synthetic model (head sizes n_embd / n_head, RoPE over the whole head).
   Status set_synth_dims(const SynthDims& d);
 
@@ -48,6 +54,10 @@ struct DecoderHParams {
   // The rotation of every layer's keys when all layers share it.
   KvRope kv_rope(bool neox, Tensor* factors = nullptr) const {
     return KvRope{true, static_cast<int32_t>(head_dim), rope.params(neox, n_ctx_train), factors};
+  }
+  // Whether layer il has attention (with kv_heads_per_layer, a count of KV heads above 0).
+  bool has_attention(uint32_t il) const {
+    return !kv_heads_per_layer || (il < n_head_kv_layers.size() && n_head_kv_layers[il] > 0);
   }
 };
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/quantize/tensor_rules.h"
 
 namespace sinter {
 namespace {
@@ -60,17 +62,60 @@ bool synth_ssm_values(const WeightSpec& spec, uint64_t stream, std::vector<float
   return false;
 }
 
+// Uniform values in [center − half_width, center + half_width) for weights that trained files
+// keep in a range of their own.
+struct ValueRange {
+  std::string_view name_part;
+  float center;
+  float half_width;
+};
+constexpr ValueRange kValueRanges[] = {
+    // RWKV's token-shift shares (time_mix_lerp_*, channel_mix_lerp_*): each a fraction of the
+    // previous token, in [0, 1).
+    {"_lerp_", 0.5f, 0.5f},
+    // RWKV-6's decay bias, so that the decay exp(−exp(d)) lies in (0.69, 0.998): a state that
+    // remembers tens to hundreds of tokens, bounded.
+    {"time_mix_decay.weight", -3.5f, 2.5f},
+    // RWKV-7's, in [−4, 0): decays exp(−0.61 · sigmoid(w0)) of 0.74-0.99.
+    {"time_mix_w0.weight", -2.0f, 2.0f},
+};
+
+const ValueRange* value_range(const std::string& name) {
+  for (const ValueRange& range : kValueRanges) {
+    if (name.find(range.name_part) != std::string::npos) return &range;
+  }
+  return nullptr;
+}
+
+// RWKV's low-rank corrections (the up projection of each LoRA pair) start at zero in training
+// and stay smaller than the biases they correct: half the usual amplitude, which still moves the
+// probabilities by ~1e-3 when a share or a decay reads the wrong input.
+bool is_lora_up(const std::string& name) {
+  for (const char* suffix :
+       {"time_mix_w2.weight", "time_mix_decay_w2.weight", "time_mix_a2.weight", "time_mix_v2.weight"}) {
+    if (name.ends_with(suffix)) return true;
+  }
+  return false;
+}
+
 // Values of one weight: matrices uniform with standard deviation 1/sqrt(row length) (so
 // activations keep their scale through a layer); biases small around 0; norm weights (and other
-// vectors: RoPE factors) near 1; Mamba's A, D and time-step biases as trained models have them.
+// vectors: RoPE factors) near 1; the weights of kValueRanges in their range; Mamba's A, D
+// and time-step biases as trained models have them.
 std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   int64_t count = 1;
   for (int64_t d : spec.shape) count *= d;
   std::vector<float> values(static_cast<size_t>(count));
   const uint64_t stream = mix(seed) ^ hash_name(spec.name);
   if (synth_ssm_values(spec, stream, values)) return values;
-  if (spec.is_matrix()) {
+  if (const ValueRange* range = value_range(spec.name)) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float u = uniform(stream, static_cast<uint64_t>(i));
+      values[static_cast<size_t>(i)] = range->center + range->half_width * u;
+    }
+  } else if (spec.is_matrix()) {
     float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
+    if (is_lora_up(spec.name)) amplitude *= 0.5f;
     // Routers four times as wide: a confident choice of experts, as trained routers make. The
     // scale does not make a reordering rarer (a last-bit difference between two engines grows
     // with the logits), but under softmax gating the experts near a tie then carry little of
@@ -247,12 +292,14 @@ Status synthesize(const SynthOptions& options, const std::string& path,
     // Biases stay F32 even where they are matrices (gpt-oss's per-expert biases), as converted
     // files have them and as llama.cpp's quantizer leaves them.
     const bool bias = spec.name.ends_with(".bias");
-    // BERT's position and token-type embeddings stay F32 too: llama.cpp's quantizer keeps them.
-    const bool kept = spec.name == "position_embd.weight" || spec.name == "token_types.weight";
-    // And weights an op reads as floats (WeightSpec::f32: Mamba's A and convolution kernel).
-    const DType type = spec.is_matrix() && !bias && !kept && !spec.f32
-                           ? storage_type(options.type, spec.shape[0])
-                           : DType::F32;
+    // So do the matrices llama.cpp's quantizer keeps (BERT's position and token-type embeddings,
+    // routers, RWKV's LoRAs and shares: model/quantize/tensor_rules.h), and LFM2's convolution
+    // kernels, which the convolution reads as F32 (llama.cpp's too), and the weights an op reads
+    // as floats (WeightSpec::f32: Mamba's A and convolution kernels).
+    const bool kept = !tensor_is_quantizable(spec.name, spec.shape) ||
+                      spec.name.ends_with("shortconv.conv.weight") || spec.f32;
+    const DType type =
+        spec.is_matrix() && !bias && !kept ? storage_type(options.type, spec.shape[0]) : DType::F32;
     const uint64_t seed = options.seed;
     SINTER_TRY(
         writer.add_tensor(spec.name, type, spec.shape, [spec, type, seed]() -> Result<std::vector<uint8_t>> {

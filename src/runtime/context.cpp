@@ -230,7 +230,7 @@ Status Context::decode(std::span<const BatchEntry> batch) {
   const int32_t width = output_width();
   int32_t outputs = 0;
   for (const auto& entry : batch) {
-    if (entry.token < 0 || entry.token >= n_vocab) {
+    if (entry.embedding == nullptr && (entry.token < 0 || entry.token >= n_vocab)) {
       return make_error(ErrorCode::kInvalidArgument, "token id ", entry.token,
                         " is outside the vocabulary (0..", n_vocab - 1, ")");
     }
@@ -266,98 +266,33 @@ Status Context::decode(std::span<const BatchEntry> batch) {
 Status Context::run_pass(std::span<const BatchEntry> pass, float* logits_out) {
   const auto n_tokens = static_cast<int32_t>(pass.size());
   int32_t n_outputs = 0;
-  for (const auto& entry : pass) n_outputs += entry.want_logits ? 1 : 0;
+  bool embeddings = false;
+  for (const auto& entry : pass) {
+    n_outputs += entry.want_logits ? 1 : 0;
+    embeddings = embeddings || entry.embedding != nullptr;
+  }
 
-  std::vector<CacheToken>& tokens = pass_tokens_;  // capacities reused across passes
+  std::vector<CacheToken>& tokens = pass_tokens_;  // capacity reused across passes
   tokens.resize(pass.size());
   for (size_t i = 0; i < pass.size(); ++i) tokens[i] = {pass[i].sequence, pass[i].position};
   SINTER_TRY(memory_->place(tokens));
   // A failed pass leaves no token behind, in any part of the memory.
-  const auto forget_tokens = [&] { memory_->unplace(tokens); };
-  // The cells each token sees, per pool of the cache (full attention, each sliding window).
-  const ModelShape& model_shape = model_->model().shape();
-  KvCache* cache = memory_->kv();
-  const auto n_pools = cache != nullptr ? static_cast<size_t>(cache->pool_count()) : size_t{0};
-  pass_indices_.resize(n_pools);
-  size_t most_cells = 0;
-  for (size_t pool = 0; pool < n_pools; ++pool) {
-    AttentionIndex& index = pass_indices_[pool];
-    if (cache->pool_layer_count(static_cast<int>(pool)) == 0) {
-      index.cells.clear();
-      continue;
-    }
-    cache->fill_attention_index(static_cast<int>(pool), tokens, model_shape.causal, &index);
-    most_cells = std::max(most_cells, index.cells.size());
-  }
-  // A pass without outputs still runs the whole graph for its cache writes; compute one row.
-  const BatchShape shape{n_tokens, std::max(n_outputs, 1),
-                         index_capacity_for(static_cast<int64_t>(most_cells))};
-  auto prepared_or = graph_for(shape);
-  if (!prepared_or) {
-    forget_tokens();
-    return prepared_or.error();
-  }
-  PreparedGraph* prepared = prepared_or.value();
-
-  ForwardContext& fx = *prepared->forward;
-  std::vector<int32_t>& values = pass_values_;
-  values.resize(pass.size());
-  for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].token;
-  tensor_set(*fx.token_ids, values.data(), values.size());
-  for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
-  // A model whose graph reads no positions (ALiBi: they reach attention through its own input)
-  // has the input pruned from the graph, without storage.
-  if (fx.positions->buffer != nullptr) tensor_set(*fx.positions, values.data(), values.size());
-  for (size_t pool = 0; pool < fx.kv_slots.size(); ++pool) {
-    if (fx.kv_slots[pool] == nullptr) continue;
-    if (pool >= n_pools) {
-      forget_tokens();
-      return make_error(ErrorCode::kInternal, "the forward pass uses KV cache pool ", pool, " of ", n_pools);
-    }
-    const auto cells = cache->placed(static_cast<int>(pool));
-    tensor_set(*fx.kv_slots[pool], cells.data(), cells.size());
-  }
-  if (fx.state_slots != nullptr) {
-    const auto state_slots = memory_->recurrent()->placed_slots();
-    tensor_set(*fx.state_slots, state_slots.data(), state_slots.size());
-  }
-  if (fx.output_ids != nullptr) {
-    values.clear();
-    for (int32_t i = 0; i < n_tokens; ++i) {
-      if (pass[static_cast<size_t>(i)].want_logits) values.push_back(i);
-    }
-    if (values.empty()) values.push_back(n_tokens - 1);
-    tensor_set(*fx.output_ids, values.data(), values.size());
-  }
-  for (size_t pool = 0; pool < fx.attention_index.size(); ++pool) {
-    Tensor* input = fx.attention_index[pool];
-    if (input == nullptr) continue;
-    if (pool >= n_pools || cache->pool_layer_count(static_cast<int>(pool)) == 0) {
-      forget_tokens();
-      return make_error(ErrorCode::kInternal, "the forward pass uses the attention index of KV cache pool ",
-                        pool, ", which has no layers");
-    }
-    const AttentionIndex& index = pass_indices_[pool];
-    const size_t n = pass.size() * sizeof(int32_t);
-    tensor_set(*input, index.begin.data(), 0, n);
-    tensor_set(*input, index.end.data(), n, n);
-    tensor_set(*input, index.cells.data(), 2 * n, index.cells.size() * sizeof(int32_t));
-  }
-  for (size_t pool = 0; pool < fx.alibi_positions.size(); ++pool) {
-    Tensor* input = fx.alibi_positions[pool];
-    if (input == nullptr) continue;  // the attention index's check above covers the pool
-    const AttentionIndex& index = pass_indices_[pool];
-    const size_t n = pass.size() * sizeof(int32_t);
-    // The tokens' positions, then those of the listed cells (looked up only for ALiBi models).
-    values.resize(pass.size() + index.cells.size());
-    for (size_t i = 0; i < pass.size(); ++i) values[i] = pass[i].position;
-    cache->positions_of(static_cast<int>(pool), index.cells, values.data() + pass.size());
-    tensor_set(*input, values.data(), 0, n + index.cells.size() * sizeof(int32_t));
-  }
-  if (auto status = prepared->bound.placement.compute(*prepared->graph); !status) {
-    forget_tokens();
+  const auto fail = [&](Status status) {
+    memory_->unplace(tokens);
     return status;
+  };
+  const ModelShape& model_shape = model_->model().shape();
+  const int64_t most_cells = memory_->prepare_pass(tokens, model_shape.causal);
+  // A pass without outputs still runs the whole graph for its memory's writes; compute one row.
+  const BatchShape shape{n_tokens, std::max(n_outputs, 1), index_capacity_for(most_cells), embeddings};
+  auto prepared_or = graph_for(shape);
+  if (!prepared_or) return fail(prepared_or.error());
+  PreparedGraph* prepared = prepared_or.value();
+  // Every input is filled by the batch or the part of the memory that made it.
+  for (const auto& input : prepared->forward->inputs) {
+    if (Status filled = input->fill(pass); !filled) return fail(filled);
   }
+  if (Status computed = prepared->bound.placement.compute(*prepared->graph); !computed) return fail(computed);
   memory_->passed();
   ++stats_.passes;
   if (n_outputs > 0) {

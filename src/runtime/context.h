@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/token.h"
+#include "memory/batch.h"
 #include "memory/kv_cache.h"
 #include "memory/sequence_memory.h"
 #include "model/builder.h"
@@ -42,13 +43,6 @@ uint64_t memory_bytes_for(const ModelShape& model, const ContextOptions& options
 // null backend makes one with shapes but no memory, for estimates.
 Result<std::unique_ptr<SequenceMemory>> make_memory(const ModelShape& model, const ContextOptions& options,
                                                     Backend* backend);
-
-struct BatchEntry {
-  TokenId token = 0;
-  Position position = 0;
-  SequenceId sequence = 0;
-  bool want_logits = false;
-};
 
 struct GraphStats {
   int64_t builds = 0;      // graphs built
@@ -108,10 +102,7 @@ class Context {
   std::unique_ptr<SequenceMemory> memory_;
   std::list<std::unique_ptr<PreparedGraph>> graphs_;  // most recently used first
   std::vector<float> logits_;
-  std::vector<CacheToken> pass_tokens_;  // run_pass's tokens and their cells, reused per pass
-  std::vector<int32_t> pass_slots_;
-  std::vector<int32_t> pass_values_;
-  std::vector<AttentionIndex> pass_indices_;
+  std::vector<CacheToken> pass_tokens_;  // run_pass's tokens, reused per pass
   int32_t output_count_ = 0;
   GraphStats stats_;
 };

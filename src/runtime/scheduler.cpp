@@ -471,6 +471,7 @@ bool Scheduler::step() {
     std::lock_guard<std::mutex> lock(mutex_);
     ++metrics_.forward_passes;
     metrics_.cache_cells_used = cache.kv() != nullptr ? cache.kv()->used_cells() : 0;
+    metrics_.state_bytes = cache.recurrent() != nullptr ? cache.recurrent()->bytes() : 0;
     metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), log.ttft.begin(),
                                                 log.ttft.end());
     metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), log.inter_token.begin(),

@@ -75,6 +75,7 @@ struct SchedulerMetrics {
   int32_t queued = 0;            // current
   int32_t cache_cells_used = 0;  // current
   int32_t cache_cells_total = 0;
+  uint64_t state_bytes = 0;  // current: the recurrent layers' state and its checkpoints (0 without)
   std::vector<double> time_to_first_token_seconds;  // since the last read
   std::vector<double> inter_token_seconds;          // since the last read
 };

@@ -172,6 +172,9 @@ std::string ServerMetrics::render(ModelManager& manager, const MemoryPool* reque
         [](const Gauges& g) { return g.now.cache_cells_used; });
   gauge("sinter_kv_cache_cells_free", "KV cache cells free.",
         [](const Gauges& g) { return g.now.cache_cells_total - g.now.cache_cells_used; });
+  gauge("sinter_recurrent_state_bytes",
+        "Bytes of the recurrent layers' state and its checkpoints (models with recurrent layers).",
+        [](const Gauges& g) { return static_cast<double>(g.now.state_bytes); });
   if (request_memory != nullptr) {
     header(out, "sinter_request_memory_bytes", "gauge",
            "Memory requests hold now beyond the models (bodies, parsed JSON, templates, answers).");

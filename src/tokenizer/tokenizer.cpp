@@ -2,6 +2,7 @@
 
 #include "core/utf8.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/rwkv_tokenizer.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
@@ -17,6 +18,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_metadata(const Metadata& meta
     case VocabularyKind::kBytePairEncoding:
       return BpeTokenizer::create(std::move(vocabulary), options.force_pre);
     case VocabularyKind::kWordPiece: return WordPieceTokenizer::create(std::move(vocabulary));
+    case VocabularyKind::kRwkv: return RwkvTokenizer::create(std::move(vocabulary));
   }
   return make_error(ErrorCode::kInternal, "unhandled vocabulary kind");
 }

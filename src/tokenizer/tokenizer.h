@@ -1,5 +1,6 @@
 // Tokenizers read from GGUF metadata: SentencePiece-style (`tokenizer.ggml.model = llama`),
-// byte-level BPE (`gpt2`) and WordPiece (`bert`), all behind one interface.
+// byte-level BPE (`gpt2`), WordPiece (`bert`) and RWKV's greedy byte matching (`rwkv`), all behind
+// one interface.
 //
 // Encoding follows llama.cpp's tokenizer where it agrees with the model's original (Hugging Face)
 // tokenizer, and the original where they differ; docs/TOKENIZERS.md lists every such place.

@@ -138,9 +138,13 @@ Result<Vocabulary> Vocabulary::from_metadata(const Metadata& metadata) {
     flags.add_sep = true;
     flags.lowercase = true;
     flags.strip_accents = true;
+  } else if (vocab.model_name_ == "rwkv") {
+    // No special token by default and nothing added (llama.cpp's defaults); the world
+    // vocabulary's files name BOS/EOS 0 and EOT 261 ("\n\n") in their keys.
+    vocab.kind_ = VocabularyKind::kRwkv;
   } else {
     return make_error(ErrorCode::kUnsupported, "tokenizer.ggml.model '", vocab.model_name_,
-                      "' is not supported (sinter knows llama, gpt2, gemma4 and bert)");
+                      "' is not supported (sinter knows llama, gpt2, gemma4, bert and rwkv)");
   }
 
   SINTER_TRY(vocab.load_tokens(metadata));

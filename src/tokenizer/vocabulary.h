@@ -31,7 +31,7 @@ enum class TokenType : int32_t {
 inline constexpr const char* kLstripTokensKey = "tokenizer.sinter.lstrip_token_ids";
 inline constexpr const char* kRstripTokensKey = "tokenizer.sinter.rstrip_token_ids";
 
-enum class VocabularyKind { kSentencePiece, kBytePairEncoding, kWordPiece };
+enum class VocabularyKind { kSentencePiece, kBytePairEncoding, kWordPiece, kRwkv };
 
 struct SpecialTokens {
   TokenId bos = kNoToken;
@@ -72,7 +72,7 @@ class Vocabulary {
   static Result<Vocabulary> from_metadata(const Metadata& metadata);
 
   VocabularyKind kind() const { return kind_; }
-  std::string_view model_name() const { return model_name_; }  // "llama", "gpt2", "bert"
+  std::string_view model_name() const { return model_name_; }  // "llama", "gpt2", "bert", "rwkv"
   std::string_view pre_name() const { return pre_name_; }      // tokenizer.ggml.pre, may be empty
   int32_t size() const { return static_cast<int32_t>(tokens_.size()); }
   bool contains(TokenId id) const { return id >= 0 && id < size(); }

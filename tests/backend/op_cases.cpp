@@ -175,6 +175,10 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
                              [](Graph& g, Tensor* x) { return g.softcap(x, 30.0f); }));
   cases.push_back(unary_case("sigmoid", Op::kSigmoid, 8.0f, kFloatRounding,
                              [](Graph& g, Tensor* x) { return g.sigmoid(x); }));
+  cases.push_back(
+      unary_case("exp", Op::kExp, 8.0f, kFloatRounding, [](Graph& g, Tensor* x) { return g.exp(x); }));
+  cases.push_back(
+      unary_case("tanh", Op::kTanh, 4.0f, kFloatRounding, [](Graph& g, Tensor* x) { return g.tanh(x); }));
   cases.push_back(unary_case("clamp", Op::kClamp, 4.0f, kExactOps,
                              [](Graph& g, Tensor* x) { return g.clamp(x, -1.5f, 0.25f); }));
   cases.push_back(unary_case("sum_rows", Op::kSumRows, 4.0f, kFloatRounding,
@@ -185,9 +189,18 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
   cases.push_back(binary_case("add", Op::kAdd, true, true, kExactOps, add));
   cases.push_back(binary_case("add_broadcast_row", Op::kAdd, false, false, kExactOps, add));
   cases.push_back(binary_case("add_broadcast_over_planes", Op::kAdd, true, false, kExactOps, add));
+  const auto sub = [](Graph& g, Tensor* a, Tensor* b) { return g.sub(a, b); };
+  cases.push_back(binary_case("sub", Op::kSub, true, true, kExactOps, sub));
+  cases.push_back(binary_case("sub_broadcast_row", Op::kSub, false, false, kExactOps, sub));
   cases.push_back(binary_case("mul", Op::kMul, true, true, kExactOps, mul));
   cases.push_back(binary_case("mul_broadcast_row", Op::kMul, false, false, kExactOps, mul));
   cases.push_back(binary_case("mul_broadcast_over_rows", Op::kMul, false, true, kExactOps, mul));
+  // Each row times one value of its own ([1, rows, planes]; RWKV-7's per-head bonus).
+  cases.push_back({"mul_per_row", Op::kMul, float_inputs(), kRowShapes, kExactOps,
+                   [](CaseInputs& in, DType type, const Dims& d) {
+                     return in.graph().mul(in.random("a", type, {d[0], d[1], d[2], 1}, 3.0f),
+                                           in.random("b", type, {1, d[1], d[2], 1}, 3.0f));
+                   }});
   cases.push_back(binary_case("div", Op::kDiv, true, true, kExactOps,
                               [](Graph& g, Tensor* a, Tensor* b) { return g.div(a, b); }));
   cases.push_back(binary_case("div_broadcast_row", Op::kDiv, false, false, kExactOps,

@@ -1,10 +1,8 @@
 // Every registered architecture through the runtime, on random-weight files from `sinter synth`
 // (each with every feature on: sliding windows of 16 positions, soft-caps, NoPE layers, LongRoPE
 // factors): a sequence's logits do not depend on its batch, generation continues past the
-// context with shifts (a model without attention layers has no context to leave), and windowed
-// layers' memory, like recurrent layers' state, stays constant as a sequence grows.
+// context with shifts, and windowed layers' memory stays constant as a sequence grows.
 #include <cstring>
-#include <functional>
 #include <map>
 
 #include "model/registry.h"
@@ -92,7 +90,15 @@ TEST_P(Architectures, LogitsDoNotDependOnTheBatch) {
   EXPECT_FALSE(identical(one_batch, run(**context, prompt_tokens(48, 9), 48)));
 }
 
+// Whether the architecture's model has attention layers (recurrent ones alone have no context
+// to shift, nor keys).
+bool has_kv_layers(const std::string& architecture) {
+  auto model = LoadedModel::load(synth_model(architecture), LoadOptions{"cpu", 1});
+  return model && !(*model)->model().shape().kv_layers.empty();
+}
+
 TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
+  const bool attention = has_kv_layers(GetParam());
   EngineOptions engine_options;
   engine_options.threads = 2;
   engine_options.n_ctx = 40;
@@ -106,12 +112,22 @@ TEST_P(Architectures, GenerationContinuesPastTheContextWithShifts) {
   options.ignore_eos = true;
   auto result = (*engine)->generate_tokens(prompt_tokens(12, 6), options);
   ASSERT_TRUE(result) << result.error().message();
-  EXPECT_EQ(result->tokens.size(), 100u);
-  if ((*engine)->context().memory().kv() == nullptr) {
-    // Recurrent layers only: a state of constant size, no context to overflow.
+  if (!attention) {
+    // Recurrent layers alone hold a sequence of any length: no context to fill, nothing to shift.
+    EXPECT_EQ(result->tokens.size(), 100u);
+    EXPECT_EQ(result->stop_reason, StopReason::kMaxTokens);
     EXPECT_EQ(result->context_shifts, 0);
     return;
   }
+  if (!(*engine)->context().memory().can_shift()) {
+    // Recurrent layers summarize every token: nothing can be shifted out, and the context ends
+    // the generation (its 40 positions filled, then the token sampled after the last).
+    EXPECT_EQ(result->stop_reason, StopReason::kContextFull);
+    EXPECT_EQ(result->tokens.size(), 40u - 12u + 1u);
+    EXPECT_EQ(result->context_shifts, 0);
+    return;
+  }
+  EXPECT_EQ(result->tokens.size(), 100u);
   EXPECT_GT(result->context_shifts, 0);
   const KvCache& cache = (*engine)->context().cache();
   EXPECT_LE(cache.max_position(0), 39);
@@ -129,11 +145,13 @@ TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
   auto shifted = Context::create(*model, options);
   auto fresh = Context::create(*model, options);
   ASSERT_TRUE(shifted && fresh);
-  if ((*model)->model().shape().kv_layers.empty()) {
-    // Recurrent layers only: no keys, and a state that summarizes every token cannot shift.
+  // A recurrent state summarizes every token it has seen: such a memory cannot shift, and says
+  // so (the runtime then stops at a full context instead).
+  if (!(*model)->model().shape().recurrent_layers.empty()) {
     EXPECT_FALSE((*shifted)->memory().can_shift());
     return;
   }
+  EXPECT_TRUE((*shifted)->memory().can_shift());
   const auto ids = prompt_tokens(41, 8);
   std::vector<BatchEntry> batch;
   for (size_t i = 0; i < 40; ++i) batch.push_back({ids[i], static_cast<Position>(i + 10), 0, false});
@@ -166,10 +184,30 @@ TEST_P(Architectures, ShiftedKeysGiveTheLogitsOfAFreshPass) {
   EXPECT_GT(moved, 10 * worst);
 }
 
-TEST_P(Architectures, WindowedAndRecurrentLayersKeepConstantMemoryAsASequenceGrows) {
+TEST_P(Architectures, WindowedLayersKeepConstantMemoryAsASequenceGrows) {
   auto model = LoadedModel::load(synth_model(GetParam()), LoadOptions{"cpu", 2});
   ASSERT_TRUE(model) << model.error().message();
   const ModelShape& shape = (*model)->model().shape();
+  if (shape.kv_layers.empty()) {
+    // Recurrent layers alone: the whole memory keeps its size however long the sequence grows
+    // (checkpoints off, so that only the state counts).
+    ContextOptions options;
+    options.state_checkpoint_bytes = 1;  // below one state: none kept
+    auto context = Context::create(*model, options);
+    ASSERT_TRUE(context) << context.error().message();
+    const size_t before = (*context)->memory().bytes();
+    const auto ids = prompt_tokens(200, 2);
+    for (size_t start = 0; start < ids.size(); start += 50) {
+      std::vector<BatchEntry> batch;
+      for (size_t i = start; i < start + 50; ++i)
+        batch.push_back({ids[i], static_cast<Position>(i), 0, false});
+      batch.back().want_logits = true;
+      ASSERT_TRUE((*context)->decode(batch));
+      EXPECT_EQ((*context)->memory().bytes(), before) << "after " << start + 50 << " tokens";
+    }
+    EXPECT_EQ((*context)->memory().max_position(0), 199);
+    return;
+  }
   int32_t window = 0;
   for (int32_t w : shape.kv_windows) window = std::max(window, w);
   ContextOptions options;
@@ -177,25 +215,6 @@ TEST_P(Architectures, WindowedAndRecurrentLayersKeepConstantMemoryAsASequenceGro
   options.n_batch = 8;
   auto context = Context::create(*model, options);
   ASSERT_TRUE(context) << context.error().message();
-  const auto ids = prompt_tokens(400, 3);
-  const auto feed = [&](std::function<void()> after_each_pass) {
-    for (size_t start = 0; start < ids.size(); start += 8) {
-      std::vector<BatchEntry> batch;
-      for (size_t i = start; i < std::min(ids.size(), start + 8); ++i)
-        batch.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
-      ASSERT_TRUE((*context)->decode(batch));
-      after_each_pass();
-    }
-  };
-  if (RecurrentState* state = (*context)->memory().recurrent();
-      state != nullptr && !(*context)->memory().kv()) {
-    // Recurrent layers only: the same state bytes at every pass (checkpoints aside, which have
-    // a budget); runtime/recurrent_test.cpp runs 1600 positions.
-    const size_t bytes = state->bytes();
-    feed([&] { EXPECT_EQ(state->bytes() - state->checkpoint_bytes(), bytes); });
-    EXPECT_EQ(state->used_cells(), 400);
-    return;
-  }
   const KvCache& cache = (*context)->cache();
   if (window == 0) {
     EXPECT_EQ(cache.pool_count(), 1) << "no windowed layers, one pool";
@@ -204,8 +223,15 @@ TEST_P(Architectures, WindowedAndRecurrentLayersKeepConstantMemoryAsASequenceGro
   ASSERT_EQ(cache.pool_count(), 2);
   const int windowed = cache.pool_window(0) > 0 ? 0 : 1;
   const size_t bytes = cache.pool_bytes(windowed);
+  const auto ids = prompt_tokens(400, 3);
   std::vector<int32_t> high_water;
-  feed([&] { high_water.push_back(cache.pool_high_water(windowed)); });
+  for (size_t start = 0; start < ids.size(); start += 8) {
+    std::vector<BatchEntry> batch;
+    for (size_t i = start; i < std::min(ids.size(), start + 8); ++i)
+      batch.push_back({ids[i], static_cast<Position>(i), 0, i + 1 == ids.size()});
+    ASSERT_TRUE((*context)->decode(batch));
+    high_water.push_back(cache.pool_high_water(windowed));
+  }
   // 400 positions, 25 windows: the windowed pool never holds more than window + one pass.
   EXPECT_LE(high_water.back(), window + 8);
   EXPECT_EQ(high_water.back(), high_water[high_water.size() / 2]);

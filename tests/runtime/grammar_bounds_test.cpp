@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scheduler_test_support.h"
+#include "support/grammar_bombs.h"
 
 namespace sinter {
 namespace {
@@ -13,17 +14,6 @@ using testing::collect_choices;
 using testing::make_stories_scheduler;
 using testing::stories_request;
 
-// 300 alternatives "x" r_i, each r_i a way back to g: every "x" makes 300 parses whose rules
-// expand into the same 300 alternatives, 90,000 expansion steps for one character. Before the
-// bounds this cost a fraction of a second per token, stalling every request of the pass.
-std::string expansion_bomb() {
-  std::string text = "root ::= g\ng ::= ";
-  for (int i = 0; i < 300; ++i) text += (i ? " | " : "") + std::string("\"x\" r") + std::to_string(i);
-  text += "\n";
-  for (int i = 0; i < 300; ++i) text += "r" + std::to_string(i) + " ::= g | \"y\"\n";
-  return text;
-}
-
 TEST(GrammarBounds, AGrammarPastItsBoundsEndsOnlyItsRequest) {
   const auto alone =
       collect_choices(*make_stories_scheduler(1)->submit(stories_request("The cat", 3, 16, 0.0f)));
@@ -31,7 +21,7 @@ TEST(GrammarBounds, AGrammarPastItsBoundsEndsOnlyItsRequest) {
 
   auto scheduler = make_stories_scheduler(2);
   SchedulerRequest bomb = stories_request("Once upon a time", 1, 30, 0.0f);
-  bomb.options.grammar = expansion_bomb();
+  bomb.options.grammar = testing::expansion_bomb();
   auto bomb_stream = scheduler->submit(bomb);
   ASSERT_TRUE(bomb_stream.ok()) << bomb_stream.error().message();
   auto other_stream = scheduler->submit(stories_request("The cat", 3, 16, 0.0f));

@@ -16,6 +16,7 @@
 #include "sample/grammar/grammar_matcher.h"
 #include "sample/json_schema_grammar.h"
 #include "sample/sampler_chain.h"
+#include "support/grammar_bombs.h"
 #include "support/grammar_walk.h"
 #include "support/test_paths.h"
 
@@ -109,19 +110,8 @@ TEST(GrammarBounds, TooManyParsesIsAnErrorThatSaysSo) {
   EXPECT_EQ(m.stacks(), before);  // unchanged
 }
 
-// 300 alternatives "x" r_i, each r_i a way back to g: after "x", 300 different parses whose
-// continuations expand into the same 300 alternatives: 90,000 expansion steps per character for
-// 300 parses. The expansion per character is bounded (GrammarLimits::max_expansion).
-std::string expansion_bomb() {
-  std::string text = "root ::= g\ng ::= ";
-  for (int i = 0; i < 300; ++i) text += (i ? " | " : "") + std::string("\"x\" r") + std::to_string(i);
-  text += "\n";
-  for (int i = 0; i < 300; ++i) text += "r" + std::to_string(i) + " ::= g | \"y\"\n";
-  return text;
-}
-
 TEST(GrammarBounds, ExpansionPerCharacterIsBounded) {
-  GrammarMatcher m(compile(expansion_bomb()));
+  GrammarMatcher m(compile(testing::expansion_bomb()));
   EXPECT_EQ(m.stacks().size(), 300u);
   const Status status = m.accept("x");
   ASSERT_FALSE(status.ok());

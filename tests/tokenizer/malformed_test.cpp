@@ -35,8 +35,8 @@ TEST(MalformedVocabulary, ErrorsNameTheKey) {
   EXPECT_MENTIONS(error_of(Metadata()), "tokenizer.ggml.model");
 
   Metadata unknown_model = spm_vocabulary();
-  unknown_model.set("tokenizer.ggml.model", GgufValue::of_string("rwkv"));
-  EXPECT_MENTIONS(error_of(unknown_model), "'rwkv'");
+  unknown_model.set("tokenizer.ggml.model", GgufValue::of_string("plamo2"));
+  EXPECT_MENTIONS(error_of(unknown_model), "'plamo2'");
 
   Metadata no_tokens = spm_vocabulary();
   no_tokens.erase("tokenizer.ggml.tokens");

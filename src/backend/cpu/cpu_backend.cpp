@@ -82,6 +82,8 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kConcat, run_concat},    {Op::kSwiGluOai, run_swiglu_oai},
       {Op::kL2Norm, run_l2_norm},   {Op::kSsmConv, run_ssm_conv},
       {Op::kSsmScan, run_ssm_scan}, {Op::kTokenShift, run_token_shift},
+      {Op::kExp, run_unary},        {Op::kTanh, run_unary},
+      {Op::kSub, run_binary},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   // RWKV's recurrences, each slot's state updated in place (op_rwkv.cpp).

@@ -102,11 +102,18 @@ void run_binary(const Tensor& dst, const OpContext& ctx) {
     const float* x = row_f32(a, r);
     const float* y = broadcast_row(a, b, r);
     float* out = row_f32_mutable(dst, r);
+    const bool per_row = b.ne[0] == 1;  // mul, div: one value of b per row of a
     if (op == Op::kAdd) {
       for (int64_t i = begin; i < end; ++i) out[i] = x[i] + y[i];
+    } else if (op == Op::kSub) {
+      for (int64_t i = begin; i < end; ++i) out[i] = x[i] - y[i];
     } else if (op == Op::kMul) {
-      for (int64_t i = begin; i < end; ++i) out[i] = x[i] * y[i];
-    } else if (b.ne[0] == 1) {  // div by one value per row
+      if (per_row) {
+        for (int64_t i = begin; i < end; ++i) out[i] = x[i] * y[0];
+      } else {
+        for (int64_t i = begin; i < end; ++i) out[i] = x[i] * y[i];
+      }
+    } else if (per_row) {
       for (int64_t i = begin; i < end; ++i) out[i] = x[i] / y[0];
     } else {
       for (int64_t i = begin; i < end; ++i) out[i] = x[i] / y[i];
@@ -131,6 +138,12 @@ void run_unary(const Tensor& dst, const OpContext& ctx) {
       case Op::kSoftcap: kernels.softcap(x, s, out, n); break;
       case Op::kSigmoid:
         for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        break;
+      case Op::kExp:
+        for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i]);
+        break;
+      case Op::kTanh:
+        for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(x[i]);
         break;
       case Op::kClamp: {
         const float hi = dst.param_float(1);

@@ -1,5 +1,6 @@
-// Element-wise ops on F32 (add, mul, scale, the activations and the gated products), and copy,
-// which makes a contiguous tensor of any writable type from a view of any readable one.
+// Element-wise ops on F32 (add, sub, mul, scale, exp, tanh, the activations and the gated
+// products), and copy, which makes a contiguous tensor of any writable type from a view of any
+// readable one.
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -48,8 +49,22 @@ void add(const Tensor& node) {
   map_binary(node, [](float x, float y) { return x + y; });
 }
 
+void sub(const Tensor& node) {
+  map_binary(node, [](float x, float y) { return x - y; });
+}
+
+// dst = a · b; b broadcast over a's rows, or one value per row ([1, rows]).
 void mul(const Tensor& node) {
-  map_binary(node, [](float x, float y) { return x * y; });
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  if (b.ne[0] == a.ne[0]) {
+    map_binary(node, [](float x, float y) { return x * y; });
+    return;
+  }
+  for_each_row(a.ne, [&](int64_t i1, int64_t i2, int64_t i3) {
+    const float y = f32_at(b, 0, i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]);
+    for (int64_t i = 0; i < a.ne[0]; ++i) f32_at(node, i, i1, i2, i3) = f32_at(a, i, i1, i2, i3) * y;
+  });
 }
 
 // dst = a / b; b broadcast over a's rows, or one value per row ([1, rows]).
@@ -68,6 +83,16 @@ void div(const Tensor& node) {
 void sigmoid(const Tensor& node) {
   map_unary(node,
             [](float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x)))); });
+}
+
+// dst = e^a, in double.
+void exp(const Tensor& node) {
+  map_unary(node, [](float x) { return static_cast<float>(std::exp(static_cast<double>(x))); });
+}
+
+// dst = tanh(a), in double.
+void tanh(const Tensor& node) {
+  map_unary(node, [](float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); });
 }
 
 // dst = min(max(a, lo), hi); params: lo, hi.

@@ -34,6 +34,8 @@ constexpr F32Op kF32Ops[] = {
     {Op::kConcat, concat},    {Op::kSwiGluOai, swiglu_oai},
     {Op::kL2Norm, l2_norm},   {Op::kSsmConv, ssm_conv},
     {Op::kSsmScan, ssm_scan}, {Op::kTokenShift, token_shift},
+    {Op::kExp, exp},          {Op::kTanh, tanh},
+    {Op::kSub, sub},
 };
 
 OpTable<RefKernel> build_table() {

@@ -50,6 +50,9 @@ void ssm_scan(const Tensor& node);      // ref_recurrent.cpp
 void token_shift(const Tensor& node);   // ref_recurrent.cpp
 void rwkv_wkv6(const Tensor& node);     // ref_rwkv.cpp
 void rwkv_wkv7(const Tensor& node);     // ref_rwkv.cpp
+void exp(const Tensor& node);           // ref_elementwise.cpp
+void tanh(const Tensor& node);          // ref_elementwise.cpp
+void sub(const Tensor& node);           // ref_elementwise.cpp
 
 // --- shared helpers (ref_access.cpp) ---
 

@@ -187,6 +187,17 @@ const ArchCase kArchCases[] = {
     // Attention sinks, biases everywhere, YaRN, windows on even layers, a biased router with
     // softmax over the chosen, biased experts and the clamped SwiGLU; MXFP4 experts as shipped.
     {"gpt_oss", "gpt-oss", "", false, true, true},
+    // Hybrids: short convolutions carrying a state, attention with per-head Q/K norms every
+    // third block (six blocks: KV layers 0-1 and recurrent layers 0-3 among them); with windows of
+    // 16 on the attention layers; LFM2-MoE's dense first block, then sigmoid routing with a bias.
+    {"lfm2", "lfm2", "", false},
+    {"lfm2_swa", "lfm2", "--variant swa", false},
+    {"lfm2moe", "lfm2moe", "", false},
+    // Recurrent layers alone: token shifts, the WKV recurrences, per-head group norms; RWKV-6's
+    // token-dependent shares and decays and its rescaled stream, RWKV-7's delta rule, value
+    // residual and gate (three layers each, heads of 64).
+    {"rwkv6", "rwkv6", "", false},
+    {"rwkv7", "rwkv7", "", false},
     // Recurrent layers, no attention: Mamba-1 (3 layers of 256, inner 512, state 16, rank 64);
     // Falcon-Mamba's variant (dt, B and C RMS-normed); Mamba-2 (8 heads of 64 in 2 groups,
     // state 64, the gated grouped norm). A, D and the time steps as trained models have them.

@@ -3,6 +3,8 @@
 // with the same greedy tokens, streamed and not.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "model/registry.h"
 #include "server/slow/server_process.h"
 #include "support/process.h"
@@ -49,6 +51,41 @@ TEST_P(ServeArchitecture, BothApisGenerateTheSameGreedyText) {
     if (chunk.contains("choices") && !chunk["choices"].empty()) text += chunk["choices"][0].value("text", "");
   }
   EXPECT_EQ(text, ollama.json()["response"].get<std::string>());
+}
+
+// Four requests at once (--parallel 4), two through each API, each answer equal to the same
+// request alone: sequences of different lengths share the passes of every kind of model
+// (attention, recurrent, hybrid).
+TEST_P(ServeArchitecture, ConcurrentRequestsEqualTheirSequentialRuns) {
+  auto server = ServerProcess::start({"-m", synth_model(GetParam()), "-t", "1", "--parallel", "4"});
+  ASSERT_NE(server, nullptr);
+  const std::vector<std::string> prompts = {"Once upon a time", "The cat", "A little girl named Lily went",
+                                            "He"};
+  const auto ask = [&](size_t i) {
+    const int tokens = 6 + static_cast<int>(i) * 3;
+    if (i % 2 == 0) {
+      const HttpAnswer a = http_post(*server, "/api/generate",
+                                     Json{{"model", GetParam()},
+                                          {"prompt", prompts[i]},
+                                          {"stream", false},
+                                          {"options", {{"num_predict", tokens}, {"temperature", 0}}}});
+      return a.status == 200 ? a.json()["response"].get<std::string>() : "status " + std::to_string(a.status);
+    }
+    const HttpAnswer a = http_post(
+        *server, "/v1/completions",
+        Json{{"model", GetParam()}, {"prompt", prompts[i]}, {"max_tokens", tokens}, {"temperature", 0}});
+    return a.status == 200 ? a.json()["choices"][0]["text"].get<std::string>()
+                           : "status " + std::to_string(a.status);
+  };
+  std::vector<std::string> alone(prompts.size()), together(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) alone[i] = ask(i);
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) clients.emplace_back([&, i] { together[i] = ask(i); });
+  for (auto& client : clients) client.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(together[i], alone[i]) << prompts[i];
+    EXPECT_EQ(alone[i].rfind("status ", 0), std::string::npos) << alone[i];
+  }
 }
 
 std::vector<std::string> architectures() {

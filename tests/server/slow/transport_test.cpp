@@ -213,27 +213,34 @@ TEST_F(Transport, HalfClosedClientGetsItsAnswer) {
   EXPECT_EQ(status_of(form.read_all()), 200);
 }
 
-TEST_F(Transport, ClientThatHangsUpIsCancelledAtOnce) {
-  // A long non-streaming generation (the server's token limit is 48, so make it ask for one
-  // without a limit from a server that allows more).
-  auto server =
-      ServerProcess::start({"-m", stories_model(), "--parallel", "1", "-t", "1", "--overflow", "shift"});
-  ASSERT_NE(server, nullptr);
+// Sends `request` (a long non-streaming generation), waits until it runs, hangs up, and checks that
+// the request is cancelled within 5 s.
+void expect_hang_up_cancels(const ServerProcess& server, const std::string& request) {
   {
-    RawClient client(server->port());
-    client.send(post("/api/generate", R"({"model":"stories260K","prompt":"Once","stream":false,)"
-                                      R"("options":{"num_predict":1000000}})"));
+    RawClient client(server.port());
+    client.send(request);
     ASSERT_TRUE(eventually([&] {
-      return metric_value(http_get(*server, "/metrics").body,
+      return metric_value(http_get(server, "/metrics").body,
                           "sinter_active_sequences{model=\"stories260K\"}") == 1;
     }));
   }  // hangs up
   EXPECT_TRUE(eventually(
       [&] {
-        return metric_value(http_get(*server, "/metrics").body,
+        return metric_value(http_get(server, "/metrics").body,
                             "sinter_requests_cancelled_total{model=\"stories260K\"}") == 1;
       },
       5s));
+}
+
+// A generation without a limit (the fixture's server has one of 48 tokens).
+const std::string kEndless = R"({"model":"stories260K","prompt":"Once","stream":false,)"
+                             R"("options":{"num_predict":1000000}})";
+
+TEST_F(Transport, ClientThatHangsUpIsCancelledAtOnce) {
+  auto server =
+      ServerProcess::start({"-m", stories_model(), "--parallel", "1", "-t", "1", "--overflow", "shift"});
+  ASSERT_NE(server, nullptr);
+  expect_hang_up_cancels(*server, post("/api/generate", kEndless));
   // The slot is free: the next request runs at once (--parallel 1).
   const HttpAnswer next = http_post(*server, "/api/generate",
                                     Json{{"model", "stories260K"},
@@ -249,23 +256,8 @@ TEST_F(Transport, Http10ClientThatHangsUpIsCancelled) {
   auto server =
       ServerProcess::start({"-m", stories_model(), "--parallel", "1", "-t", "1", "--overflow", "shift"});
   ASSERT_NE(server, nullptr);
-  {
-    RawClient client(server->port());
-    const std::string body = R"({"model":"stories260K","prompt":"Once","stream":false,)"
-                             R"("options":{"num_predict":1000000}})";
-    client.send("POST /api/generate HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-                body);
-    ASSERT_TRUE(eventually([&] {
-      return metric_value(http_get(*server, "/metrics").body,
-                          "sinter_active_sequences{model=\"stories260K\"}") == 1;
-    }));
-  }  // hangs up
-  EXPECT_TRUE(eventually(
-      [&] {
-        return metric_value(http_get(*server, "/metrics").body,
-                            "sinter_requests_cancelled_total{model=\"stories260K\"}") == 1;
-      },
-      5s));
+  expect_hang_up_cancels(*server, "POST /api/generate HTTP/1.0\r\nContent-Length: " +
+                                      std::to_string(kEndless.size()) + "\r\n\r\n" + kEndless);
 }
 
 TEST_F(Transport, EndlessRequestsStopAtTheServerLimit) {

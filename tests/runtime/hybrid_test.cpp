@@ -1,0 +1,200 @@
+// A hybrid model (LFM2: short convolutions and attention) through the runtime: its memory is a KV
+// cache over the attention layers beside a recurrent state of constant size, the scheduler runs
+// sequences together exactly as alone, and a new request resumes a finished one's prefix from a
+// checkpoint of the state, with the result of a fresh evaluation, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "model/synth.h"
+#include "runtime/context.h"
+#include "runtime/scheduler.h"
+#include "support/test_paths.h"
+
+namespace sinter {
+namespace {
+
+// LFM2 "tiny" (4 blocks: convolution, convolution, attention, convolution) with a context long
+// enough for prompts of several hundred tokens.
+const std::string& hybrid_model() {
+  static const std::string path = [] {
+    const std::string file = testing::scratch_dir() + "/../hybrid-lfm2.gguf";
+    SynthOptions options;
+    options.architecture = "lfm2";
+    options.preset = "tiny";
+    options.dims.n_ctx = 4096;
+    options.seed = 9;
+    auto status = synthesize(options, file);
+    EXPECT_TRUE(status) << status.error().message();
+    return file;
+  }();
+  return path;
+}
+
+struct Fixture {
+  std::shared_ptr<LoadedModel> model;
+  std::shared_ptr<Tokenizer> tokenizer;
+};
+
+Fixture& hybrid() {
+  static Fixture fixture = [] {
+    Fixture f;
+    auto model = LoadedModel::load(hybrid_model(), LoadOptions{"cpu", 2});
+    EXPECT_TRUE(model) << model.error().message();
+    f.model = std::move(model).value();
+    auto tokenizer = Tokenizer::from_metadata(f.model->file().metadata());
+    EXPECT_TRUE(tokenizer) << tokenizer.error().message();
+    f.tokenizer = std::shared_ptr<Tokenizer>(std::move(tokenizer).value());
+    return f;
+  }();
+  return fixture;
+}
+
+std::vector<TokenId> tokens(int n, int salt) {
+  std::vector<TokenId> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(static_cast<TokenId>(3 + (i * 37 + salt * 101) % 500));
+  return ids;
+}
+
+std::vector<TokenId> joined(std::vector<TokenId> a, const std::vector<TokenId>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(HybridMemory, GrowsOnlyWithItsAttentionLayers) {
+  const ModelShape& shape = hybrid().model->model().shape();
+  ASSERT_EQ(shape.kv_layers.size(), 1u);         // block 2
+  ASSERT_EQ(shape.recurrent_layers.size(), 3u);  // blocks 0, 1 and 3
+  const auto memory_of = [](int32_t n_ctx) {
+    ContextOptions options;
+    options.n_ctx = n_ctx;
+    options.n_seq_max = 2;
+    auto context = Context::create(hybrid().model, options);
+    EXPECT_TRUE(context) << context.error().message();
+    return std::move(context).value();
+  };
+  const auto small = memory_of(256);
+  const auto large = memory_of(1024);
+  EXPECT_EQ(small->memory().kind(), "hybrid");
+  // The convolutions keep l_cache − 1 = 2 inputs of n_embd = 64 floats per sequence and layer,
+  // whatever the context.
+  const size_t state_bytes = 2 * 3 * (2 * 64) * sizeof(float);
+  EXPECT_EQ(small->memory().recurrent()->bytes(), state_bytes);
+  EXPECT_EQ(large->memory().recurrent()->bytes(), state_bytes);
+  // The cache grows by the attention layer's keys and values (2 heads of 16, F16) per cell.
+  const size_t cell_bytes = 2 * (2 * 16) * sizeof(uint16_t);
+  EXPECT_EQ(large->memory().kv()->bytes() - small->memory().kv()->bytes(), (1024 - 256) * cell_bytes);
+  EXPECT_EQ(large->memory().bytes() - small->memory().bytes(), (1024 - 256) * cell_bytes);
+  // The estimate before a context exists says the same.
+  ContextOptions options;
+  options.n_seq_max = 2;
+  options.n_ctx = 256;
+  const uint64_t small_estimate = memory_bytes_for(shape, options);
+  options.n_ctx = 1024;
+  EXPECT_EQ(memory_bytes_for(shape, options) - small_estimate, (1024 - 256) * cell_bytes);
+}
+
+std::unique_ptr<Scheduler> make(int32_t parallel, int32_t prefill_chunk = 256) {
+  SchedulerOptions options;
+  options.parallel = parallel;
+  options.n_ctx = 1024 * parallel;
+  options.prefill_chunk = prefill_chunk;
+  auto scheduler = Scheduler::create(hybrid().model, hybrid().tokenizer, options);
+  EXPECT_TRUE(scheduler) << scheduler.error().message();
+  return std::move(scheduler).value();
+}
+
+SchedulerRequest request(std::vector<TokenId> prompt, uint64_t seed, int32_t n = 16,
+                         float temperature = 0.9f) {
+  SchedulerRequest r;
+  r.prompt = std::move(prompt);
+  r.options.max_tokens = n;
+  r.options.ignore_eos = true;
+  r.options.sampling.temperature = temperature;
+  r.options.sampling.seed = seed;
+  r.options.logprobs = true;
+  r.options.top_logprobs = 5;
+  return r;
+}
+
+struct Outcome {
+  std::vector<TokenId> tokens;
+  std::vector<float> logprobs;  // each generated token's, then its alternatives'
+  RequestStats stats;
+  bool error = false;
+};
+
+Outcome collect(const std::shared_ptr<RequestStream>& stream) {
+  Outcome outcome;
+  for (const auto& event : stream->drain()) {
+    for (const TokenLogprob& entry : event.logprobs) {
+      outcome.logprobs.push_back(entry.logprob);
+      for (const auto& top : entry.top) outcome.logprobs.push_back(top.logprob);
+    }
+    if (event.kind == RequestEvent::Kind::kDone) {
+      outcome.tokens = event.tokens;
+      outcome.stats = event.stats;
+    }
+    if (event.kind == RequestEvent::Kind::kError) outcome.error = true;
+  }
+  return outcome;
+}
+
+Outcome alone(const SchedulerRequest& r) { return collect(*make(1)->submit(r)); }
+
+// Bit for bit: the same tokens and the same floats.
+void expect_same(const Outcome& got, const Outcome& expected, const std::string& what) {
+  EXPECT_FALSE(got.error) << what;
+  EXPECT_FALSE(got.tokens.empty()) << what;
+  EXPECT_EQ(got.tokens, expected.tokens) << what;
+  ASSERT_EQ(got.logprobs.size(), expected.logprobs.size()) << what;
+  EXPECT_EQ(std::memcmp(got.logprobs.data(), expected.logprobs.data(), got.logprobs.size() * sizeof(float)),
+            0)
+      << what;
+}
+
+TEST(HybridScheduler, ConcurrentRequestsMatchTheSameRequestsAlone) {
+  std::vector<SchedulerRequest> requests;
+  for (int i = 0; i < 4; ++i)
+    requests.push_back(request(tokens(20 + 13 * i, i), 100 + static_cast<uint64_t>(i)));
+  std::vector<Outcome> sequential;
+  for (const auto& r : requests) sequential.push_back(alone(r));
+  for (int chunk : {256, 3}) {
+    auto scheduler = make(4, chunk);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (const auto& r : requests) streams.push_back(*scheduler->submit(r));
+    for (size_t i = 0; i < streams.size(); ++i) {
+      expect_same(collect(streams[i]), sequential[i],
+                  "request " + std::to_string(i) + ", chunk " + std::to_string(chunk));
+    }
+  }
+}
+
+// The state keeps checkpoints at the end of each prompt and every 512 tokens (the passes of 256
+// prompt tokens end at 512): a request that continues a finished prompt resumes at its end, one
+// that leaves it earlier at the last checkpoint before, and both give what a fresh evaluation
+// gives.
+TEST(HybridScheduler, ResumesASharedPrefixFromACheckpoint) {
+  const std::vector<TokenId> shared = tokens(600, 7);
+  const SchedulerRequest first = request(joined(shared, tokens(10, 8)), 1, 8, 0.0f);
+  const SchedulerRequest continued = request(joined(first.prompt, tokens(12, 9)), 2, 8, 0.0f);
+  const SchedulerRequest diverging = request(joined(shared, tokens(10, 10)), 3, 8, 0.0f);
+
+  auto scheduler = make(2);
+  const Outcome a = collect(*scheduler->submit(first));
+  const Outcome b = collect(*scheduler->submit(continued));
+  const Outcome c = collect(*scheduler->submit(diverging));
+  EXPECT_EQ(a.stats.prompt_tokens_reused, 0);
+  EXPECT_EQ(b.stats.prompt_tokens_reused, 610);  // the first prompt, whole
+  EXPECT_EQ(c.stats.prompt_tokens_reused, 512);  // the checkpoint before the prompts part
+  const SchedulerMetrics metrics = scheduler->take_metrics();
+  EXPECT_EQ(metrics.prompt_tokens_reused, 610 + 512);
+  EXPECT_EQ(metrics.prefix_cache_hits, 2);
+
+  expect_same(a, alone(first), "first");
+  expect_same(b, alone(continued), "continued");
+  expect_same(c, alone(diverging), "diverging");
+}
+
+}  // namespace
+}  // namespace sinter
