@@ -108,7 +108,10 @@ TEST(Lfm2, EmbeddingFilesAreRefused) {
   for (const auto& [name, key, value] :
        {std::tuple{"lfm2-bidirectional", "lfm2.attention.causal", GgufValue::of_bool(false)},
         std::tuple{"lfm2-pooled", "lfm2.pooling_type", GgufValue::of_u32(1)}}) {
-    const auto model = load(rewrite(name, [&](Metadata& md) { md.set(key, value); }));
+    // Copies: clang 14 cannot capture structured bindings.
+    const std::string metadata_key = key;
+    const GgufValue metadata_value = value;
+    const auto model = load(rewrite(name, [&](Metadata& md) { md.set(metadata_key, metadata_value); }));
     ASSERT_FALSE(model.ok()) << name;
     EXPECT_NE(model.error().message().find("embedding"), std::string::npos) << model.error().message();
   }
