@@ -29,6 +29,8 @@ struct EngineOptions {
   int32_t n_ctx = 0;      // 0: the model's training context, capped at 4096
   int32_t n_batch = 512;  // most tokens per forward pass
   DType kv_type = DType::F16;
+  // Host memory for a recurrent state's checkpoints (0: eight sequence states, at most 1 GiB).
+  size_t state_checkpoint_bytes = 0;
   TokenizerOptions tokenizer;
 };
 

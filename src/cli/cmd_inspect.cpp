@@ -21,6 +21,7 @@ struct InspectArgs {
   bool tensors = false;
   bool schema = false;
   int32_t n_ctx = 0;
+  int64_t state_checkpoints_mib = 0;
   std::string backend = "cpu";
 };
 
@@ -43,6 +44,7 @@ int run(const InspectArgs& args) {
   }
   DiagnosisOptions options;
   options.n_ctx = args.n_ctx;
+  options.state_checkpoint_bytes = static_cast<size_t>(args.state_checkpoints_mib) << 20;
   options.backend = args.backend;
   const Diagnosis diagnosis = diagnose(*file, options);
   if (args.schema) {
@@ -68,6 +70,7 @@ CommandRun setup(CLI::App* app) {
   app->add_flag("--tensors", args->tensors, "list every tensor");
   app->add_flag("--schema", args->schema, "check tensor names and shapes against the architecture");
   app->add_option("--ctx", args->n_ctx, "context length for the memory estimate");
+  add_state_checkpoints_flag(app, args->state_checkpoints_mib);
   add_backend_flag(app, args->backend);
   return [args] { return run(*args); };
 }

@@ -39,6 +39,7 @@ struct ServeArgs {
   std::string keep_alive = "5m";
   size_t max_body = 16 * 1024 * 1024;
   std::string kv_type = "f16";
+  int64_t state_checkpoints_mib = 0;
   std::string overflow = "error";
   bool verbose = false;
   std::string cors_origins;
@@ -94,6 +95,7 @@ int serve(const ServeArgs& args) {
   auto kv_type = parse_kv_type(args.kv_type);
   if (!kv_type) return fail(kv_type.error().message());
   serving.kv_type = *kv_type;
+  serving.state_checkpoint_bytes = static_cast<size_t>(args.state_checkpoints_mib) << 20;
   auto keep_alive = server::parse_duration(args.keep_alive);
   if (!keep_alive) return fail("--keep-alive: " + keep_alive.error().message());
   serving.default_keep_alive = *keep_alive;
@@ -208,6 +210,7 @@ CommandRun setup(CLI::App* app) {
   bounded(app->add_option("--max-body", args->max_body, "largest request body in bytes (more: 413)"), 1,
           kMaxBodyFlag);
   app->add_option("--kv-type", args->kv_type, "KV cache type: f16, bf16 or f32");
+  add_state_checkpoints_flag(app, args->state_checkpoints_mib);
   app->add_option("--overflow", args->overflow, "prompts longer than the context: error (400) or shift");
   app->add_flag("-v,--verbose", args->verbose, "log requests and model loads to stderr");
   app->add_option("--cors-origins", args->cors_origins,

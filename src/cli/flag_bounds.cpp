@@ -44,6 +44,14 @@ CLI::Option* add_context_flag(CLI::App* app, int32_t& n_ctx, const std::string& 
   return bounded(app->add_option("-c,--ctx", n_ctx, description), 0, max_context_flag(), kContextNote);
 }
 
+CLI::Option* add_state_checkpoints_flag(CLI::App* app, int64_t& mib) {
+  return bounded(app->add_option("--state-checkpoints", mib,
+                                 "MiB of host memory for the recurrent state's checkpoints, which let a "
+                                 "prompt that shares a prefix resume instead of starting again (models "
+                                 "with recurrent layers)"),
+                 0, kMaxStateCheckpointsFlag, "0: eight sequence states per sequence, at most 1 GiB");
+}
+
 CLI::Option* add_batch_flag(CLI::App* app, int32_t& n_batch) {
   return bounded(app->add_option("-b,--batch-size", n_batch, "most tokens per forward pass"), 1,
                  max_context_flag());

@@ -38,6 +38,9 @@ constexpr const char* kContextNote = "0: the model's, at most 4096";
 CLI::Option* add_threads_flag(CLI::App* app, int& threads, const std::string& what = "threads");
 CLI::Option* add_context_flag(CLI::App* app, int32_t& n_ctx, const std::string& description);
 CLI::Option* add_batch_flag(CLI::App* app, int32_t& n_batch);
+// --state-checkpoints MIB: host memory for a recurrent state's checkpoints (0: the default).
+CLI::Option* add_state_checkpoints_flag(CLI::App* app, int64_t& mib);
+constexpr int64_t kMaxStateCheckpointsFlag = int64_t{1} << 20;  // MiB: 1 TiB
 // --backend NAME, one of the registered backends (backend/backend.h).
 CLI::Option* add_backend_flag(CLI::App* app, std::string& backend);
 

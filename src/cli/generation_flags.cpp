@@ -17,6 +17,7 @@ void EngineFlags::add_to(CLI::App* app) {
   add_context_flag(app, n_ctx, "context size in tokens (0: the model's, at most 4096)");
   add_batch_flag(app, n_batch);
   app->add_option("--kv-type", kv_type, "KV cache type: f16, bf16 or f32");
+  add_state_checkpoints_flag(app, state_checkpoints_mib);
   app->add_option("--force-pre", force_pre, "use this BPE pre-tokenizer instead of the file's");
 }
 
@@ -28,6 +29,7 @@ Result<EngineOptions> EngineFlags::to_options() const {
   options.n_batch = n_batch;
   SINTER_ASSIGN(options.kv_type, parse_kv_type(kv_type));
   options.tokenizer.force_pre = force_pre;
+  options.state_checkpoint_bytes = static_cast<size_t>(state_checkpoints_mib) << 20;
   return options;
 }
 

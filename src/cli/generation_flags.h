@@ -16,6 +16,7 @@ struct EngineFlags {
   int32_t n_batch = 512;
   std::string kv_type = "f16";
   std::string force_pre;
+  int64_t state_checkpoints_mib = 0;
 
   void add_to(CLI::App* app);
   Result<EngineOptions> to_options() const;

@@ -148,6 +148,7 @@ Diagnosis diagnose(const GgufFile& file, const DiagnosisOptions& options) {
             ContextOptions context_options;
             context_options.n_ctx = n_ctx;
             context_options.n_batch = d.memory.n_batch;
+            context_options.state_checkpoint_bytes = options.state_checkpoint_bytes;
             const KvCacheOptions cache_options = kv_cache_options(shape, context_options);
             if (auto pools = KvCache::plan(cache_options); !pools) {
               add(d, "error", "KV cache: " + pools.error().message());

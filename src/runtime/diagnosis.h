@@ -67,6 +67,7 @@ struct Diagnosis {
 struct DiagnosisOptions {
   int32_t n_ctx = 0;  // 0: the model's training context capped at 4096
   int32_t n_batch = 512;
+  size_t state_checkpoint_bytes = 0;  // recurrent state checkpoints (ContextOptions; 0: default)
   std::string backend = "cpu";
 };
 

@@ -32,6 +32,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
   context_options.n_ctx = options.n_ctx;
   context_options.n_batch = options.n_batch;
   context_options.kv_type = options.kv_type;
+  context_options.state_checkpoint_bytes = options.state_checkpoint_bytes;
   SINTER_ASSIGN(engine->context_, Context::create(loaded, context_options));
   return engine;
 }

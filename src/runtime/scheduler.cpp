@@ -82,6 +82,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const Loade
   context_options.n_batch = options.n_batch;
   context_options.n_seq_max = options.parallel;
   context_options.kv_type = options.kv_type;
+  context_options.state_checkpoint_bytes = options.state_checkpoint_bytes;
   SINTER_ASSIGN(scheduler->context_, Context::create(model, context_options));
   // A memory without attention layers holds sequences of any length: nothing to shift or stop.
   if (scheduler->context_->memory().kv() == nullptr)

@@ -53,6 +53,7 @@ struct SchedulerOptions {
   int32_t prefill_chunk = 256;  // most prompt tokens one sequence adds to a pass
   size_t max_queue = 64;        // waiting requests beyond the running ones
   DType kv_type = DType::F16;
+  size_t state_checkpoint_bytes = 0;  // recurrent state checkpoints (ContextOptions; 0: default)
 };
 
 struct SchedulerRequest {

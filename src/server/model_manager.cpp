@@ -192,6 +192,7 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
   scheduler_options.n_batch = options.n_batch;
   scheduler_options.max_queue = options.max_queue;
   scheduler_options.kv_type = options.kv_type;
+  scheduler_options.state_checkpoint_bytes = options.state_checkpoint_bytes;
   served->model = loaded;
   served->tokenizer = std::shared_ptr<const Tokenizer>(std::move(tokenizer).value());
   auto scheduler = Scheduler::create(loaded, served->tokenizer, scheduler_options);
@@ -203,6 +204,7 @@ Result<std::shared_ptr<ServedModel>> load_served_model(const ModelFile& file, co
   context_options.n_batch = scheduler_options.n_batch;
   context_options.n_seq_max = scheduler_options.parallel;
   context_options.kv_type = options.kv_type;
+  context_options.state_checkpoint_bytes = options.state_checkpoint_bytes;
   served->memory_bytes = loaded->file().file_bytes() + memory_bytes_for(shape, context_options);
   served->loaded_at = std::chrono::system_clock::now();
   log_info("server", "loaded ", file.name, " (", served->context_per_sequence, " tokens of context x ",

@@ -68,6 +68,7 @@ struct ServingOptions {
   int32_t n_batch = 512;
   size_t max_queue = 64;  // requests waiting per model beyond the running ones
   DType kv_type = DType::F16;
+  size_t state_checkpoint_bytes = 0;  // per model (ContextOptions; 0: the default)
   KeepAlive default_keep_alive = std::chrono::minutes(5);
 };
 

@@ -90,6 +90,20 @@ TEST_F(RecurrentCli, InspectReportsTheStateAndItsCheckpoints) {
   EXPECT_EQ(small["state_bytes"], memory["state_bytes"]);
 }
 
+TEST_F(RecurrentCli, StateCheckpointsSetTheCheckpointBudget) {
+  const auto memory =
+      nlohmann::json::parse(sinter("inspect --json --state-checkpoints 3 " + model("mamba2")).out)["memory"];
+  EXPECT_EQ(memory["state_checkpoint_bytes"], 3u << 20);
+  // A budget below one state keeps no checkpoint; generation does not need one.
+  const auto run = sinter("run -m " + model("mamba") +
+                          " -p 'Once upon a time' -n 8 --temp 0 --state-checkpoints 1 --output ids -t 2");
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out).size(), 8u);
+  const auto refused = sinter("inspect --state-checkpoints -1 " + model("mamba2"));
+  EXPECT_EQ(refused.exit_status, 1);
+  EXPECT_NE(refused.err.find("--state-checkpoints must be between 0 and"), std::string::npos) << refused.err;
+}
+
 TEST_F(RecurrentCli, ImpossibleSsmFilesAreShortErrors) {
   const auto refused = [&](const std::string& file, const std::string& expected) {
     for (const char* verb : {"inspect ", "run -p hi -n 2 -m "}) {
