@@ -147,7 +147,7 @@ TEST(Jamba, PerLayerHeadsPickAttentionAndTheFilePicksTheExperts) {
 
   // Without its router and experts, block 1 is read as a dense block: the file is then refused
   // for lacking the dense FFN, by name.
-  const auto dense = [](const std::string& name, std::vector<int64_t>& shape) {
+  const auto dense = [](const std::string& name, std::vector<int64_t>&) {
     if (!name.starts_with("blk.1.")) return true;
     if (name.find("_exps.") != std::string::npos || name.ends_with("ffn_gate_inp.weight")) return false;
     return true;
