@@ -13,7 +13,10 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
   p.required("{arch}.feed_forward_length", n_ff);
   p.required("{arch}.attention.head_count", n_head);
   if (!p.status()) return;
-  if (n_head == 0 || n_embd % n_head != 0) {
+  // The heads' sizes default to n_embd / n_head; files that give both need no divisibility
+  // (Falcon-H1-1.5B-Deep: 6 heads of 64 beside an n_embd of 1280).
+  const bool sized = p.has("{arch}.attention.key_length") && p.has("{arch}.attention.value_length");
+  if (n_head == 0 || (n_embd % n_head != 0 && !sized)) {
     p.fail(concat("embedding length ", n_embd, " is not divisible by ", n_head, " heads"));
     return;
   }

@@ -188,7 +188,8 @@ struct RecurrentCase {
   const char* architecture;
   const char* preset;
 };
-const RecurrentCase kRecurrentCases[] = {{"lfm2", "tiny"}, {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"}};
+const RecurrentCase kRecurrentCases[] = {
+    {"lfm2", "tiny"}, {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"}, {"falcon-h1", "tiny"}, {"jamba", "tiny"}};
 
 const std::string& recurrent_model(const RecurrentCase& c) {
   static std::map<std::string, std::string> made;

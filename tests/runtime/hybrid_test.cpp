@@ -1,10 +1,13 @@
 // A hybrid model (LFM2: short convolutions and attention) through the runtime: its memory is a KV
 // cache over the attention layers beside a recurrent state of constant size, the scheduler runs
 // sequences together exactly as alone, and a new request resumes a finished one's prefix from a
-// checkpoint of the state, with the result of a fresh evaluation, bit for bit.
+// checkpoint of the state, with the result of a fresh evaluation, bit for bit. Falcon-H1, whose
+// every block has both attention and a Mamba-2 layer, keeps a KV layer and a state per block and
+// resumes alike.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 
 #include "model/synth.h"
 #include "runtime/context.h"
@@ -14,21 +17,18 @@
 namespace sinter {
 namespace {
 
-// LFM2 "tiny" (4 blocks: convolution, convolution, attention, convolution) with a context long
-// enough for prompts of several hundred tokens.
-const std::string& hybrid_model() {
-  static const std::string path = [] {
-    const std::string file = testing::scratch_dir() + "/../hybrid-lfm2.gguf";
-    SynthOptions options;
-    options.architecture = "lfm2";
-    options.preset = "tiny";
-    options.dims.n_ctx = 4096;
-    options.seed = 9;
-    auto status = synthesize(options, file);
-    EXPECT_TRUE(status) << status.error().message();
-    return file;
-  }();
-  return path;
+// An architecture's "tiny" model (LFM2's: 4 blocks, convolution, convolution, attention,
+// convolution) with a context long enough for prompts of several hundred tokens.
+std::string hybrid_model(const std::string& architecture) {
+  const std::string file = testing::scratch_dir() + "/../hybrid-" + architecture + ".gguf";
+  SynthOptions options;
+  options.architecture = architecture;
+  options.preset = "tiny";
+  options.dims.n_ctx = 4096;
+  options.seed = 9;
+  auto status = synthesize(options, file);
+  EXPECT_TRUE(status) << status.error().message();
+  return file;
 }
 
 struct Fixture {
@@ -36,18 +36,19 @@ struct Fixture {
   std::shared_ptr<Tokenizer> tokenizer;
 };
 
-Fixture& hybrid() {
-  static Fixture fixture = [] {
-    Fixture f;
-    auto model = LoadedModel::load(hybrid_model(), LoadOptions{"cpu", 2});
+Fixture& hybrid(const std::string& architecture = "lfm2") {
+  static std::map<std::string, Fixture> fixtures;
+  auto [it, fresh] = fixtures.emplace(architecture, Fixture{});
+  if (fresh) {
+    Fixture& f = it->second;
+    auto model = LoadedModel::load(hybrid_model(architecture), LoadOptions{"cpu", 2});
     EXPECT_TRUE(model) << model.error().message();
     f.model = std::move(model).value();
     auto tokenizer = Tokenizer::from_metadata(f.model->file().metadata());
     EXPECT_TRUE(tokenizer) << tokenizer.error().message();
     f.tokenizer = std::shared_ptr<Tokenizer>(std::move(tokenizer).value());
-    return f;
-  }();
-  return fixture;
+  }
+  return it->second;
 }
 
 std::vector<TokenId> tokens(int n, int salt) {
@@ -94,12 +95,13 @@ TEST(HybridMemory, GrowsOnlyWithItsAttentionLayers) {
   EXPECT_EQ(memory_bytes_for(shape, options) - small_estimate, (1024 - 256) * cell_bytes);
 }
 
-std::unique_ptr<Scheduler> make(int32_t parallel, int32_t prefill_chunk = 256) {
+std::unique_ptr<Scheduler> make(int32_t parallel, int32_t prefill_chunk = 256,
+                                const std::string& architecture = "lfm2") {
   SchedulerOptions options;
   options.parallel = parallel;
   options.n_ctx = 1024 * parallel;
   options.prefill_chunk = prefill_chunk;
-  auto scheduler = Scheduler::create(hybrid().model, hybrid().tokenizer, options);
+  auto scheduler = Scheduler::create(hybrid(architecture).model, hybrid(architecture).tokenizer, options);
   EXPECT_TRUE(scheduler) << scheduler.error().message();
   return std::move(scheduler).value();
 }
@@ -140,7 +142,9 @@ Outcome collect(const std::shared_ptr<RequestStream>& stream) {
   return outcome;
 }
 
-Outcome alone(const SchedulerRequest& r) { return collect(*make(1)->submit(r)); }
+Outcome alone(const SchedulerRequest& r, const std::string& architecture = "lfm2") {
+  return collect(*make(1, 256, architecture)->submit(r));
+}
 
 // Bit for bit: the same tokens and the same floats.
 void expect_same(const Outcome& got, const Outcome& expected, const std::string& what) {
@@ -174,13 +178,13 @@ TEST(HybridScheduler, ConcurrentRequestsMatchTheSameRequestsAlone) {
 // prompt tokens end at 512): a request that continues a finished prompt resumes at its end, one
 // that leaves it earlier at the last checkpoint before, and both give what a fresh evaluation
 // gives.
-TEST(HybridScheduler, ResumesASharedPrefixFromACheckpoint) {
+void expect_resumes_from_a_checkpoint(const std::string& architecture) {
   const std::vector<TokenId> shared = tokens(600, 7);
   const SchedulerRequest first = request(joined(shared, tokens(10, 8)), 1, 8, 0.0f);
   const SchedulerRequest continued = request(joined(first.prompt, tokens(12, 9)), 2, 8, 0.0f);
   const SchedulerRequest diverging = request(joined(shared, tokens(10, 10)), 3, 8, 0.0f);
 
-  auto scheduler = make(2);
+  auto scheduler = make(2, 256, architecture);
   const Outcome a = collect(*scheduler->submit(first));
   const Outcome b = collect(*scheduler->submit(continued));
   const Outcome c = collect(*scheduler->submit(diverging));
@@ -191,9 +195,36 @@ TEST(HybridScheduler, ResumesASharedPrefixFromACheckpoint) {
   EXPECT_EQ(metrics.prompt_tokens_reused, 610 + 512);
   EXPECT_EQ(metrics.prefix_cache_hits, 2);
 
-  expect_same(a, alone(first), "first");
-  expect_same(b, alone(continued), "continued");
-  expect_same(c, alone(diverging), "diverging");
+  expect_same(a, alone(first, architecture), "first");
+  expect_same(b, alone(continued, architecture), "continued");
+  expect_same(c, alone(diverging, architecture), "diverging");
+}
+
+TEST(HybridScheduler, ResumesASharedPrefixFromACheckpoint) { expect_resumes_from_a_checkpoint("lfm2"); }
+
+// Falcon-H1 "tiny": 2 blocks, each with attention (2 KV heads of 32) and a Mamba-2 layer (inner
+// 96 in 4 heads of 24, 2 groups, a state of 16, a kernel of 4): KV layer i and recurrent layer i
+// are both block i.
+TEST(HybridMemory, ABlockCanKeepBothAKvLayerAndAState) {
+  const ModelShape& shape = hybrid("falcon-h1").model->model().shape();
+  ASSERT_EQ(shape.kv_layers.size(), 2u);
+  ASSERT_EQ(shape.recurrent_layers.size(), 2u);
+  ContextOptions options;
+  options.n_ctx = 256;
+  options.n_seq_max = 2;
+  auto context = Context::create(hybrid("falcon-h1").model, options);
+  ASSERT_TRUE(context) << context.error().message();
+  EXPECT_EQ((*context)->memory().kind(), "hybrid");
+  // Per block and sequence: the convolution's last 3 inputs of 96 + 2·2·16 channels, and the
+  // scan state of 16 × 24 × 4.
+  const size_t state_bytes = 2 * 2 * (3 * (96 + 2 * 2 * 16) + 16 * 24 * 4) * sizeof(float);
+  EXPECT_EQ((*context)->memory().recurrent()->bytes(), state_bytes);
+  // Two KV layers of 2 heads of 32 (F16), keys and values, per cell.
+  EXPECT_EQ((*context)->memory().kv()->bytes(), size_t{256} * 2 * 2 * (2 * 32) * sizeof(uint16_t));
+}
+
+TEST(HybridScheduler, ResumesAParallelHybridFromACheckpoint) {
+  expect_resumes_from_a_checkpoint("falcon-h1");
 }
 
 }  // namespace

