@@ -213,6 +213,19 @@ const ArchCase kArchCases[] = {
     {"mamba", "mamba", "", false, false},
     {"falcon_mamba", "mamba", "--variant falcon", false},
     {"mamba2", "mamba2", "", false},
+    // Mamba-2 hybrids (four blocks of 256 in Granite's, six in Nemotron's; Mamba-2 heads of 64,
+    // state 64). Granite 4.0-H: Mamba-2 in blocks 0, 1, 3 and NoPE attention in block 2, every
+    // Granite multiplier, softmax-routed experts with a shared one; its "bamba" variant dense
+    // FFNs and RoPE. Nemotron-H: blocks M - M * - (Mamba-2 in 2 groups, ReLU² FFN, NoPE
+    // attention); its MoE: ReLU² experts without gates, sigmoid routing with a bias, weights
+    // renormalized and scaled by 2.5, a ReLU² shared expert; "latent": the experts at n_embd / 2
+    // between latent projections, the router reading the hidden state. 2026-12-07, seed 11: F32
+    // max |dp| 1e-7..5e-7; Q8_0 mean KL 4e-6..8e-5 (top-1 0.964..1); Q4_K_M 1e-5..1e-4.
+    {"granitehybrid", "granitehybrid", "", false},
+    {"granitehybrid_bamba", "granitehybrid", "--variant bamba", false},
+    {"nemotron_h", "nemotron_h", "", false},
+    {"nemotron_h_moe", "nemotron_h_moe", "", false},
+    {"nemotron_h_moe_latent", "nemotron_h_moe", "--variant latent", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
