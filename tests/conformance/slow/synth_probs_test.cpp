@@ -220,7 +220,11 @@ const ArchCase kArchCases[] = {
     // attention); its MoE: ReLU² experts without gates, sigmoid routing with a bias, weights
     // renormalized and scaled by 2.5, a ReLU² shared expert; "latent": the experts at n_embd / 2
     // between latent projections, the router reading the hidden state. 2026-12-07, seed 11: F32
-    // max |dp| 1e-7..5e-7; Q8_0 mean KL 4e-6..8e-5 (top-1 0.964..1); Q4_K_M 1e-5..1e-4.
+    // max |dp| 1e-7..5e-7; Q8_0 mean KL 4e-6..8e-5 (top-1 0.964..1); Q4_K_M 1e-5..1e-4. Seeds
+    // 12-16 (Q8_0 and Q4_K_M at 12-13, Q8_0 of the MoE cases at 14-16) are within the bounds
+    // (mean KL ≤ 9e-5) but for one file: the latent case's Q8_0 at seed 12, whose position 82
+    // alone picks other experts in the oracle (KL 0.18, mean 2.2e-3); sinter's CPU and reference
+    // backends agree to the bit there, the routing flip of the deepseek2 entry above.
     {"granitehybrid", "granitehybrid", "", false},
     {"granitehybrid_bamba", "granitehybrid", "--variant bamba", false},
     {"nemotron_h", "nemotron_h", "", false},
