@@ -18,7 +18,9 @@
 //
 // The memory is a hybrid: the KV cache has the attention blocks (numbered among themselves), the
 // recurrent state the Mamba-2 blocks' convolution and scan states (numbered likewise); the
-// feed-forward blocks keep nothing. Nemotron 3's multi-token-prediction head (nextn) is not run.
+// feed-forward blocks keep nothing. Nemotron 3's multi-token-prediction head, nextn_predict_layers
+// trailing blocks (each an attention and an MoE sub-layer with its own input fusion), is bound
+// but not run: as in llama.cpp's main graph, the model is the blocks before it.
 #include <algorithm>
 
 #include "model/decoder.h"
@@ -38,7 +40,7 @@ struct NemotronHHParams : DecoderHParams {
   uint32_t latent = 0;         // moe_latent_size; 0: the experts work at n_embd
   uint32_t n_groups = 0;       // expert_group_count
   uint32_t n_groups_used = 0;  // expert_group_used_count
-  uint32_t n_nextn = 0;        // nextn_predict_layers: trailing blocks not run
+  uint32_t n_nextn = 0;        // nextn_predict_layers: trailing blocks (after n_layer) not run
 
   bool is_moe(const HParams& p) const { return p.architecture() == "nemotron_h_moe"; }
 
@@ -56,15 +58,25 @@ struct NemotronHHParams : DecoderHParams {
       p.optional("{arch}.expert_group_count", n_groups, 0u);
       p.optional("{arch}.expert_group_used_count", n_groups_used, n_groups);
     }
-    if (p.mode() == HParams::Mode::kRead) p.optional("{arch}.nextn_predict_layers", n_nextn, 0u);
+    // block_count and the per-layer arrays count the nextn blocks; n_layer does not, once read.
+    if (p.mode() == HParams::Mode::kRead || n_nextn > 0)
+      p.optional("{arch}.nextn_predict_layers", n_nextn, 0u);
     // llama.cpp requires it (the epsilon of the nextn head's final norm; the blocks' norms are
     // RMS norms with layer_norm_rms_epsilon): written to synthetic files, unused here.
     float head_norm_eps = norm_eps;
     p.optional("{arch}.attention.layer_norm_epsilon", head_norm_eps, norm_eps);
     if (!p.status()) return;
     if (head_dim != head_dim_v) p.fail("attention key and value lengths must be equal");
-    if (n_nextn != 0)
-      p.fail("files with Nemotron's multi-token-prediction blocks (nextn_predict_layers) are not supported");
+    if (n_nextn != 0 && (moe.n_expert == 0 || n_nextn >= n_layer)) {
+      p.fail(
+          concat("nextn_predict_layers ", n_nextn, " needs experts and fewer than the ", n_layer, " blocks"));
+      return;
+    }
+    if (p.mode() == HParams::Mode::kRead && n_nextn != 0) {
+      n_layer -= n_nextn;
+      n_head_kv_layers.resize(n_layer);
+      n_ff_layers.resize(n_layer);
+    }
     if (moe.n_expert > 0 && n_ff_shared == 0) p.fail("expert_shared_feed_forward_length must be positive");
     if (n_groups > 1 &&
         (moe.n_expert % n_groups != 0 || moe.n_expert / n_groups < 2 || n_groups_used == 0 ||
@@ -156,6 +168,28 @@ class NemotronHModel final : public DecoderModel<NemotronHHParams> {
         bind_ffn_layer(b, il, n_ff);
       }
     }
+    for (uint32_t il = h.n_layer; il < h.n_layer + h.n_nextn; ++il) bind_nextn_block(b, static_cast<int>(il));
+  }
+
+  // A multi-token-prediction block, by llama.cpp's names and shapes: required where the file
+  // declares one (and written to synthetic files), never read by the forward pass.
+  void bind_nextn_block(WeightBinder& b, int il) {
+    const int64_t n_embd = h.n_embd, n_expert = h.moe.n_expert;
+    const int64_t n_ff_exp = h.n_ff_exp != 0 ? int64_t{h.n_ff_exp} : int64_t{h.n_ff} / h.moe.n_expert_used;
+    const int64_t width = h.latent > 0 ? int64_t{h.latent} : n_embd, shared = h.n_ff_shared;
+    const auto name = [il](const char* pattern) { return format_name(pattern, il); };
+    for (const char* norm :
+         {"blk.%d.nextn.enorm.weight", "blk.%d.nextn.hnorm.weight", "blk.%d.nextn.shared_head_norm.weight",
+          "blk.%d.attn_norm.weight", "blk.%d.post_attention_norm.weight"})
+      b.require(name(norm), {n_embd});
+    b.require(name("blk.%d.nextn.eh_proj.weight"), {2 * n_embd, n_embd});
+    bind_attention(b, il, h, {.output_bias = Presence::kOptional});
+    b.require(name("blk.%d.ffn_gate_inp.weight"), {n_embd, n_expert});
+    b.require(name("blk.%d.exp_probs_b.bias"), {n_expert});
+    b.require(name("blk.%d.ffn_up_exps.weight"), {width, n_ff_exp, n_expert});
+    b.require(name("blk.%d.ffn_down_exps.weight"), {n_ff_exp, width, n_expert});
+    b.require(name("blk.%d.ffn_up_shexp.weight"), {n_embd, shared});
+    b.require(name("blk.%d.ffn_down_shexp.weight"), {shared, n_embd});
   }
 
   void bind_ffn_layer(WeightBinder& b, int il, uint32_t n_ff) {
@@ -265,7 +299,14 @@ Status write_keys(const SynthDims& dims, Metadata& out) {
         if (!kMoe) return;
         h.weights_norm = true;
         h.moe.weights_scale = 2.5f;
-        if (dims.variant == "latent") h.latent = h.n_embd / 2;
+        if (dims.variant == "latent" || dims.variant == "latent-mtp") h.latent = h.n_embd / 2;
+        if (dims.variant == "latent-mtp") {
+          // Nemotron 3 Super's multi-token-prediction block after the others (not run).
+          h.n_nextn = 1;
+          h.n_layer += 1;
+          h.n_head_kv_layers.push_back(h.n_head_kv);
+          h.n_ff_layers.push_back(h.n_ff_exp);
+        }
       });
 }
 
@@ -290,6 +331,7 @@ const ArchitectureRegistration kNemotronHMoe{Architecture{
         {"small", {256, 6, 8, 2, 256, 1024, 1024, 8, 2, 128}},
         {"tiny-latent", {64, 6, 4, 2, 128, 512, 512, 8, 2, 64, -1, "latent"}},
         {"small-latent", {256, 6, 8, 2, 256, 1024, 1024, 8, 2, 128, -1, "latent"}},
+        {"tiny-latent-mtp", {64, 6, 4, 2, 128, 512, 512, 8, 2, 64, -1, "latent-mtp"}},
         // Nemotron 3 Nano 30B-A3B: 52 blocks of 2688, 128 experts (6 used) of 1856, a shared
         // expert of 3712.
         {"nano", {2688, 52, 32, 2, 3712, 131072, 262144, 128, 6, 1856}},

@@ -230,6 +230,10 @@ const ArchCase kArchCases[] = {
     {"nemotron_h", "nemotron_h", "", false},
     {"nemotron_h_moe", "nemotron_h_moe", "", false},
     {"nemotron_h_moe_latent", "nemotron_h_moe", "--variant latent", false},
+    // The latent file with Nemotron 3 Super's multi-token-prediction block appended (block_count
+    // and the per-layer arrays count it, nextn_predict_layers 1): bound, not run, as llama.cpp's
+    // main graph does. F32 alone: the blocks that run are the latent case's.
+    {"nemotron_h_moe_mtp", "nemotron_h_moe", "--variant latent-mtp", false, false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
