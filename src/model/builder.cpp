@@ -1,6 +1,7 @@
 #include "model/builder.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -138,11 +139,26 @@ Tensor* ForwardContext::build_ffn(Tensor* x, const FfnWeights& w, FfnActivation 
       cur = activation == FfnActivation::kSiluGated ? graph.swiglu(gate, up) : graph.geglu(gate, up);
       break;
     }
-    case FfnActivation::kGelu: cur = graph.gelu(up); break;
-    case FfnActivation::kSilu: cur = graph.silu(up); break;
+    case FfnActivation::kGelu:
+    case FfnActivation::kSilu:
+    case FfnActivation::kReluSquared: cur = build_activation(up, activation); break;
   }
   name(cur, "ffn_act", layer);
   return name(build_linear(w.down, cur, w.down_bias), "ffn_out", layer);
+}
+
+Tensor* ForwardContext::build_activation(Tensor* x, FfnActivation activation) {
+  switch (activation) {
+    case FfnActivation::kGelu: return graph.gelu(x);
+    case FfnActivation::kSilu: return graph.silu(x);
+    case FfnActivation::kReluSquared: {
+      Tensor* relu = graph.clamp(x, 0.0f, std::numeric_limits<float>::infinity());
+      return graph.mul(relu, relu);
+    }
+    case FfnActivation::kSiluGated:
+    case FfnActivation::kGeluGated: break;
+  }
+  throw std::logic_error("build_activation: a gated activation needs a gate");
 }
 
 void ForwardContext::use_layer(AttentionOptions& o, const ModelShape& shape, int layer) const {

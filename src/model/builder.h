@@ -43,7 +43,9 @@ struct FfnWeights {
   Tensor* up_bias = nullptr;
   Tensor* down_bias = nullptr;
 };
-enum class FfnActivation { kSiluGated, kGeluGated, kGelu, kSilu };
+// Gated kinds multiply act(gate) by up; the others apply act to up alone (kReluSquared:
+// Nemotron-H's relu(x)², llama.cpp's LLM_FFN_RELU_SQR).
+enum class FfnActivation { kSiluGated, kGeluGated, kGelu, kSilu, kReluSquared };
 
 struct AttentionWeights {
   Tensor* q = nullptr;
@@ -130,6 +132,8 @@ class ForwardContext {
   Tensor* build_inp_embd(Tensor* token_embedding);
   Tensor* build_norm(Tensor* x, const NormWeights& w, NormKind kind, float eps, const char* name, int layer);
   Tensor* build_ffn(Tensor* x, const FfnWeights& w, FfnActivation activation, int layer);
+  // An ungated activation (kGelu, kSilu, kReluSquared) of x.
+  Tensor* build_activation(Tensor* x, FfnActivation activation);
   // The positions one sequence may hold (LongRoPE chooses its factors by it).
   int32_t n_ctx_per_sequence() const { return memory.cell_count() / memory.n_seq_max(); }
   // Points options at KV layer `layer` of the model: its cache, its RoPE (or NoPE) from

@@ -10,7 +10,13 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
   p.required("{arch}.context_length", n_ctx_train);
   p.required("{arch}.embedding_length", n_embd);
   p.block_count("{arch}.block_count", n_layer);
-  p.required("{arch}.feed_forward_length", n_ff);
+  if (ff_per_layer) {
+    p.per_layer("{arch}.feed_forward_length", n_ff_layers, n_layer, 0);
+    n_ff = 0;
+    for (uint32_t ff : n_ff_layers) n_ff = std::max(n_ff, ff);
+  } else {
+    p.required("{arch}.feed_forward_length", n_ff);
+  }
   p.required("{arch}.attention.head_count", n_head);
   if (!p.status()) return;
   // The heads' sizes default to n_embd / n_head; files that give both need no divisibility

@@ -38,6 +38,10 @@ struct DecoderHParams {
   // n_head_kv is then the attention layers' count, which must be the same for all of them.
   bool kv_heads_per_layer = false;
   std::vector<uint32_t> n_head_kv_layers;
+  // Nemotron-H gives feed_forward_length per layer, 0 for a layer without FFN: set ff_per_layer
+  // before declare() to read it so. n_ff is then the largest.
+  bool ff_per_layer = false;
+  std::vector<uint32_t> n_ff_layers;
 
   // Declares the shared keys and checks them; `norm` picks the epsilon's key.
   void declare(HParams& p, uint32_t vocab_from_tokenizer);

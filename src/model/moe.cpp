@@ -64,11 +64,13 @@ FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t 
   return w;
 }
 
-Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const MoeOptions& o, int il) {
+Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const MoeOptions& o, int il,
+                      Tensor* router_x) {
   Graph& g = fx.graph;
   const auto name = [il](Tensor* t, const char* base) { return ForwardContext::name(t, base, il); };
   const int64_t n_embd = x->ne[0], tokens = x->ne[1], k = o.n_expert_used;
-  Tensor* logits = name(fx.build_linear(w.router, x, w.router_bias), "ffn_moe_logits");  // [n_expert, T]
+  Tensor* logits = name(fx.build_linear(w.router, router_x != nullptr ? router_x : x, w.router_bias),
+                        "ffn_moe_logits");  // [n_expert, T]
   Tensor* probs = logits;
   if (o.gating == MoeGating::kSoftmax) probs = name(g.softmax(logits), "ffn_moe_probs");
   if (o.gating == MoeGating::kSigmoid) probs = name(g.sigmoid(logits), "ffn_moe_probs");
@@ -99,11 +101,16 @@ Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const 
   Tensor* rows = g.reshape(x, {n_embd, 1, tokens, 1});
   Tensor* up = name(g.mul_mat_id(w.up, rows, ids), "ffn_moe_up");  // [n_ff_exp, k, T]
   up = biased(up, w.up_bias, "ffn_moe_up_biased");
-  Tensor* gate = name(g.mul_mat_id(w.gate, rows, ids), "ffn_moe_gate");
-  gate = biased(gate, w.gate_bias, "ffn_moe_gate_biased");
-  Tensor* act = o.swiglu_limit > 0.0f ? g.swiglu_oai(gate, up, o.swiglu_alpha, o.swiglu_limit)
-                : o.activation == FfnActivation::kGeluGated ? g.geglu(gate, up)
-                                                            : g.swiglu(gate, up);
+  Tensor* act = nullptr;
+  if (w.gate == nullptr) {
+    act = fx.build_activation(up, o.activation);
+  } else {
+    Tensor* gate = name(g.mul_mat_id(w.gate, rows, ids), "ffn_moe_gate");
+    gate = biased(gate, w.gate_bias, "ffn_moe_gate_biased");
+    act = o.swiglu_limit > 0.0f                       ? g.swiglu_oai(gate, up, o.swiglu_alpha, o.swiglu_limit)
+          : o.activation == FfnActivation::kGeluGated ? g.geglu(gate, up)
+                                                      : g.swiglu(gate, up);
+  }
   name(act, "ffn_moe_act");
   Tensor* experts = name(g.mul_mat_id(w.down, act, ids), "ffn_moe_down");  // [n_embd, k, T]
   experts = biased(experts, w.down_bias, "ffn_moe_down_biased");

@@ -21,7 +21,7 @@ namespace sinter {
 
 struct MoeWeights {
   Tensor* router = nullptr;          // ffn_gate_inp [n_embd, n_expert]
-  Tensor* gate = nullptr;            // ffn_gate_exps [n_embd, n_ff_exp, n_expert]
+  Tensor* gate = nullptr;            // ffn_gate_exps [n_embd, n_ff_exp, n_expert] (absent: ungated)
   Tensor* up = nullptr;              // ffn_up_exps [n_embd, n_ff_exp, n_expert]
   Tensor* down = nullptr;            // ffn_down_exps [n_ff_exp, n_embd, n_expert]
   Tensor* selection_bias = nullptr;  // exp_probs_b [n_expert]: added for the choice only
@@ -76,7 +76,11 @@ void bind_moe_biases(WeightBinder& b, int il, MoeWeights& w, int64_t n_embd, int
 // The shared experts of layer `il`: ffn_{gate,up,down}_shexp [n_embd, n_ff_shared].
 FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_shared);
 
-// x [n_embd, T] -> [n_embd, T]; every intermediate named ffn_moe_* (layer il).
-Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const MoeOptions& o, int il);
+// x [n_embd, T] -> [n_embd, T]; every intermediate named ffn_moe_* (layer il). Experts without
+// gate weights (w.gate null: Nemotron-H) apply o.activation, an ungated one, to up alone. The
+// router reads `router_x` where given (Nemotron-H's latent experts: the router sees the hidden
+// state, the experts its latent projection x, of a width of its own).
+Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const MoeOptions& o, int il,
+                      Tensor* router_x = nullptr);
 
 }  // namespace sinter
