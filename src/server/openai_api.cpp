@@ -232,8 +232,13 @@ class OpenAiShape : public ResponseShape {
     const int64_t prompt = completions.empty() ? 0 : completions.front().stats.prompt_tokens;
     int64_t generated = 0;
     for (const Completion& completion : completions) generated += completion.stats.generated_tokens;
-    return Json{
-        {"prompt_tokens", prompt}, {"completion_tokens", generated}, {"total_tokens", prompt + generated}};
+    // cached_tokens: the prompt tokens taken from the prefix cache, not computed again (OpenAI's
+    // and llama-server's field).
+    const int64_t cached = completions.empty() ? 0 : completions.front().stats.prompt_tokens_reused;
+    return Json{{"prompt_tokens", prompt},
+                {"completion_tokens", generated},
+                {"total_tokens", prompt + generated},
+                {"prompt_tokens_details", {{"cached_tokens", cached}}}};
   }
 
   std::string model_;

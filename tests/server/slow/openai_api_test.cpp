@@ -58,6 +58,12 @@ TEST_F(OpenAiApi, ChatCompletionNonStreaming) {
                                      {"options", {{"temperature", 0}, {"num_predict", 12}}}})
                           .json();
   EXPECT_EQ(choice["message"]["content"], ollama["message"]["content"]);
+  // The same messages again: the prompt comes from the prefix cache but for the token whose
+  // logits start the reply.
+  const Json again = http_post(*server_, "/v1/chat/completions",
+                               Json{{"model", "stories260K"}, {"messages", kMessages}, {"max_tokens", 1}})
+                         .json();
+  EXPECT_EQ(again["usage"]["prompt_tokens_details"]["cached_tokens"], tokens["tokens"].size() - 1);
 }
 
 TEST_F(OpenAiApi, ChatCompletionStreamsServerSentEvents) {
