@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,12 +128,24 @@ class Server:
             return "hang"
 
 
-def good_request(url):
+def good_request(url, source=None):
+    """A plain generation; `source`: the local address to send from (another client than the attackers)."""
+    import http.client
+    import io
     body = json.dumps({"model": "stories260K", "prompt": "Once upon a time", "stream": False,
                        "options": {"num_predict": 8, "temperature": 0}}).encode()
-    request = urllib.request.Request(url + "/api/generate", body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as answer:
-        return json.load(answer)["done"] is True
+    host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+    connection = http.client.HTTPConnection(host, port, timeout=60,
+                                            source_address=(source, 0) if source else None)
+    try:
+        connection.request("POST", "/api/generate", body, {"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        data = answer.read()
+        if answer.status != 200:
+            raise urllib.error.HTTPError(url, answer.status, answer.reason, answer.headers, io.BytesIO(data))
+        return json.loads(data)["done"] is True
+    finally:
+        connection.close()
 
 
 def connect(port, source="127.0.0.1"):
@@ -299,12 +312,12 @@ def post(url, path, body, timeout=120, headers=None):
         return -1, str(error).encode(), {}
 
 
-def plain_latency(url):
+def plain_latency(url, source=None):
     """Seconds a plain request takes (following Retry-After on 503, as a client should), or None."""
     start = time.time()
     for _ in range(30):
         try:
-            return time.time() - start if good_request(url) else None
+            return time.time() - start if good_request(url, source) else None
         except urllib.error.HTTPError as error:
             if error.code != 503:
                 return None
@@ -423,31 +436,34 @@ def worst_case_requests(url, count, stop):
                                              "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": {
                                                  "type": "string", "pattern": "^(" + "|".join(["x"] * 500) + ")*$"}}}}).encode()),
     ]
-    statuses = {}
+    statuses, longest = {}, {}
     lock = threading.Lock()
 
     def one(i):
         while not stop.is_set():
             path, body = kinds[i % len(kinds)]
+            start = time.time()
             status, _, headers = post(url, path, body, timeout=300)
             with lock:
                 key = f"{path} #{i % len(kinds)}: {status}"
                 statuses[key] = statuses.get(key, 0) + 1
+                longest[key] = round(max(longest.get(key, 0), time.time() - start), 2)
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
     for t in threads:
         t.start()
-    return threads, statuses
+    return threads, statuses, longest
 
 
 def attack_worst_case(sinter, seconds):
     server = Server(sinter, ["--parallel", "4", "-t", "2", "--max-queue", "256"])
     stop = threading.Event()
-    threads, statuses = worst_case_requests(server.url, 64, stop)
+    threads, statuses, longest = worst_case_requests(server.url, 64, stop)
     latencies = []
     end = time.time() + seconds
     while time.time() < end:
-        latencies.append(plain_latency(server.url))
+        # From another address than the 64 attackers, who fill their address's connection cap.
+        latencies.append(plain_latency(server.url, "127.0.0.9"))
         time.sleep(0.5)
     stop.set()
     for t in threads:
@@ -456,7 +472,7 @@ def attack_worst_case(sinter, seconds):
     gauges = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
               if line.startswith("sinter_request_memory")}
     ok = [x for x in latencies if x is not None]
-    return {"concurrent": 64, "seconds": seconds, "statuses": statuses,
+    return {"concurrent": 64, "seconds": seconds, "statuses": statuses, "longest_s": longest,
             "plain_requests": len(latencies), "plain_failed": len(latencies) - len(ok),
             "plain_latency_max_s": round(max(ok), 2) if ok else None,
             "plain_latency_median_s": round(sorted(ok)[len(ok) // 2], 2) if ok else None,
@@ -505,7 +521,9 @@ def attack_connections(sinter, workdir):
         result["emfile_exit_status"] = server.stop()
     result["emfile_log_bytes"] = os.path.getsize(log_path)
 
-    server = Server(sinter, ["--parallel", "1", "-t", "1", "--shutdown-grace", "1s"])
+    # Shifting past the context, so that endless requests stay endless (stories260K's context is 512).
+    server = Server(sinter, ["--parallel", "1", "-t", "1", "--shutdown-grace", "1s", "--overflow", "shift",
+                             "--max-tokens", "1000000"])
     # Clients that ask for a large answer and never read it.
     sleepers = []
     body = json.dumps({"model": "stories260K", "prompt": "Once", "max_tokens": 1500, "logprobs": True,
@@ -517,10 +535,17 @@ def attack_connections(sinter, workdir):
         s.connect(("127.0.0.1", server.port))
         s.send(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         sleepers.append(s)
-    time.sleep(20)
+    time.sleep(2)
     result["non_reading_clients"] = len(sleepers)
     result["server_threads_with_them"] = threads_of(server.proc.pid)
-    result["plain_beside_non_readers_s"] = plain_latency(server.url)
+    result["plain_beside_non_readers_s"] = plain_latency(server.url, "127.0.0.9")
+    # Their answers are written by the I/O thread as they are read: once generated, no worker
+    # waits for them, and idle workers leave.
+    start = time.time()
+    while time.time() - start < 120 and threads_of(server.proc.pid) > 8:
+        time.sleep(1)
+    result["server_threads_after_their_answers"] = threads_of(server.proc.pid)
+    result["seconds_until_workers_left"] = round(time.time() - start, 1)
     for s in sleepers:
         s.close()
     # 64 silent sockets from one address, then a request from that address.

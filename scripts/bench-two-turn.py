@@ -5,15 +5,16 @@
   scripts/bench-two-turn.py --engine llama-server --url http://127.0.0.1:8081
 
 Turn one sends a prompt of about --prompt-words words and takes a greedy reply of --reply tokens.
-Turn two sends turn one's prompt, the first half of the reply's text (as a client does that edits
-or trims a reply: a template dropping the thinking part, say) and a new user line, so it shares
+Turn two sends turn one's prompt, the first half of the reply (as a client does that edits or
+trims a reply: a template dropping the thinking part, say) and a new user line, so it shares
 with what the server holds everything up to the middle of the reply. A recurrent or hybrid model
 cannot cut its state back there: the server must resume from a state it kept earlier, or start
 again from scratch. Prints one JSON line per round: each turn's time to first token (streamed,
 seen by the client), the prompt tokens it reports, and those it says it took from its cache.
 
-Both engines get raw text (no chat template): sinter's /api/generate with raw, llama-server's
-/completion with cache_prompt. Neither needs more than the standard library.
+Both engines get token ids, each tokenizing the text itself (a random-weight model's reply does
+not survive a trip through text unchanged): sinter's /api/generate with `context` and raw,
+llama-server's /completion with cache_prompt. Needs only the standard library.
 """
 import argparse
 import json
@@ -30,39 +31,51 @@ def prompt_text(words, round_index):
     return f"User: Round {round_index}. Summarize this log.\n{body}\nAssistant:"
 
 
-def stream(args, prompt, n):
-    """(seconds to the first token, whole text, prompt tokens, cached tokens) of one streamed request."""
+def post(args, path, body):
+    request = urllib.request.Request(args.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    return urllib.request.urlopen(request, timeout=900)
+
+
+def tokenize(args, text):
     if args.engine == "sinter":
-        path, body = "/api/generate", {"model": args.model, "prompt": prompt, "raw": True, "stream": True,
-                                       "options": {"temperature": 0, "num_predict": n}}
+        return json.load(post(args, "/api/tokenize", {"model": args.model, "content": text}))["tokens"]
+    return json.load(post(args, "/tokenize", {"content": text, "add_special": True}))["tokens"]
+
+
+def stream(args, prompt, n):
+    """(seconds to the first token, generated token ids, prompt tokens, cached tokens) of one
+    streamed request whose prompt is token ids."""
+    if args.engine == "sinter":
+        path, body = "/api/generate", {"model": args.model, "prompt": "", "context": prompt, "raw": True,
+                                       "stream": True, "options": {"temperature": 0, "num_predict": n}}
     else:
         path, body = "/completion", {"prompt": prompt, "n_predict": n, "stream": True, "cache_prompt": True,
-                                     "temperature": 0, "top_k": 1}
-    request = urllib.request.Request(args.url + path, json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+                                     "return_tokens": True, "temperature": 0, "top_k": 1,
+                                     "ignore_eos": True}
     start = time.time()
     first = None
-    text = []
+    tokens = []
     prompt_tokens = cached = None
-    with urllib.request.urlopen(request, timeout=900) as answer:
+    with post(args, path, body) as answer:
         for raw in answer:
             line = raw.decode().strip()
             if line.startswith("data: "):
                 line = line[6:]
-            if not line or line == "[DONE]":
+            if not line.startswith("{"):  # [DONE], SSE comments and event names
                 continue
             chunk = json.loads(line)
-            piece = chunk.get("response", chunk.get("content", ""))
-            if first is None and (piece or chunk.get("tokens")):
+            if first is None and (chunk.get("response") or chunk.get("content") or chunk.get("tokens")):
                 first = time.time() - start
-            text.append(piece)
             if args.engine == "sinter" and chunk.get("done"):
                 prompt_tokens = chunk.get("prompt_eval_count")
-            if args.engine != "sinter" and chunk.get("stop"):
-                timings = chunk.get("timings", {})
-                prompt_tokens = chunk.get("tokens_evaluated")
-                cached = timings.get("cache_n")
-    return first, "".join(text), prompt_tokens, cached
+                tokens = chunk["context"][len(prompt):]
+            if args.engine != "sinter":
+                tokens += chunk.get("tokens", [])
+                if chunk.get("stop"):
+                    timings = chunk.get("timings", {})
+                    prompt_tokens = timings.get("prompt_n", 0) + timings.get("cache_n", 0)
+                    cached = timings.get("cache_n")
+    return first, tokens, prompt_tokens, cached
 
 
 def reused_total(args):
@@ -85,18 +98,17 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     for round_index in range(args.rounds):
-        prompt = prompt_text(args.prompt_words, round_index)
+        prompt = tokenize(args, prompt_text(args.prompt_words, round_index))
         ttft1, reply, n1, _ = stream(args, prompt, args.reply)
-        middle = reply[: len(reply) // 2]
-        second = prompt + middle + "\nUser: And the oranges?\nAssistant:"
+        # The client keeps the first half of the reply and adds a turn of its own.
+        second = prompt + reply[: len(reply) // 2] + tokenize(args, "\nUser: And the oranges?\nAssistant:")[1:]
         between = reused_total(args) if args.engine == "sinter" else 0
         ttft2, _, n2, cached2 = stream(args, second, 8)
         if args.engine == "sinter":
             cached2 = reused_total(args) - between
         print(json.dumps({"engine": args.engine, "round": round_index, "turn1_ttft_s": round(ttft1, 3),
-                          "turn1_prompt_tokens": n1, "turn2_ttft_s": round(ttft2, 3), "turn2_prompt_tokens": n2,
-                          "turn2_cached_tokens": cached2, "reply_chars": len(reply)}), flush=True)
-
+                          "turn1_prompt_tokens": n1, "reply_tokens": len(reply), "turn2_ttft_s": round(ttft2, 3),
+                          "turn2_prompt_tokens": n2, "turn2_cached_tokens": cached2}), flush=True)
 
 if __name__ == "__main__":
     main()

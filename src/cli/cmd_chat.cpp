@@ -64,7 +64,7 @@ int run(const ChatArgs& args) {
     auto prompt = chat_prompt(*chat_template, request, *shared_tokenizer);
     if (!prompt) return fail(prompt.error().message());
     if (args.show_prompt) std::fprintf(stderr, "%s", prompt->text.c_str());
-    auto stream = (*scheduler)->submit(SchedulerRequest{prompt->tokens, prompt->has_bos, *options});
+    auto stream = (*scheduler)->submit(SchedulerRequest{prompt->tokens, prompt->has_bos, *options, 1, {}});
     if (!stream) return fail(stream.error().message());
     std::string reply;
     for (;;) {

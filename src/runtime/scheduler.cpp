@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "core/log.h"
 #include "runtime/embedding.h"
@@ -41,6 +42,7 @@ struct Scheduler::Pending {
   std::vector<SequenceState> choices;  // one per completion asked for (n)
   std::shared_ptr<RequestStream> stream;
   Clock::time_point submitted;
+  std::string client;
 };
 
 struct Scheduler::Slot {
@@ -48,6 +50,7 @@ struct Scheduler::Slot {
   std::vector<TokenId> cached;  // tokens in the cache for this sequence, position i = cached[i]
   std::optional<SequenceState> state;
   std::shared_ptr<RequestStream> stream;
+  std::string client;  // of the request it runs
   Clock::time_point submitted, admitted, first_token, last_token;
   int32_t reused = 0;
   int32_t choice = 0;            // index of this completion in its request (n > 1)
@@ -124,8 +127,9 @@ Result<std::shared_ptr<RequestStream>> Scheduler::submit(SchedulerRequest reques
                                                              options, *tokenizer_, n_ctx_per_sequence_));
     choices.push_back(std::move(state));
   }
-  auto pending = std::make_unique<Pending>(
-      Pending{std::move(choices), std::make_shared<RequestStream>(request.n), Clock::now()});
+  auto pending =
+      std::make_unique<Pending>(Pending{std::move(choices), std::make_shared<RequestStream>(request.n),
+                                        Clock::now(), std::move(request.client)});
   auto stream = pending->stream;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -186,8 +190,41 @@ void Scheduler::loop() {
   }
 }
 
+size_t Scheduler::next_waiting() const {
+  // Lowest (sequences running, last admission) first; the queue's order breaks ties.
+  size_t best = 0;
+  std::pair<std::ptrdiff_t, uint64_t> best_key{std::numeric_limits<std::ptrdiff_t>::max(), 0};
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    const Pending& pending = *queue_[i];
+    if (pending.stream->cancelled()) return i;  // taken out at once
+    const std::ptrdiff_t running = std::count_if(slots_.begin(), slots_.end(), [&](const auto& slot) {
+      return slot->active() && slot->client == pending.client;
+    });
+    const auto last = last_admitted_.find(pending.client);
+    const std::pair<std::ptrdiff_t, uint64_t> key{running, last == last_admitted_.end() ? 0 : last->second};
+    if (key < best_key) {
+      best = i;
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+void Scheduler::note_admitted(const std::string& client) {
+  last_admitted_[client] = ++admissions_;
+  if (last_admitted_.size() <= kRememberedClients) return;
+  // Forget the clients with nothing waiting or running (their turn comes first again).
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(last_admitted_, [&](const auto& entry) {
+    const auto same = [&](const auto& item) { return item->client == entry.first; };
+    return std::none_of(queue_.begin(), queue_.end(), same) &&
+           std::none_of(slots_.begin(), slots_.end(),
+                        [&](const auto& slot) { return slot->active() && same(slot); });
+  });
+}
+
 // Moves queued requests into free slots, reusing the longest cached prompt prefix. A request
-// with n choices waits at the head of the queue until n slots are free.
+// with n choices, once it is the next to admit, waits until n slots are free.
 void Scheduler::admit() {
   SequenceMemory& cache = context_->memory();
   for (;;) {
@@ -197,10 +234,10 @@ void Scheduler::admit() {
       if (queue_.empty()) return;
       const auto free = static_cast<size_t>(
           std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return !s->active(); }));
-      const Pending& front = *queue_.front();
-      if (!front.stream->cancelled() && free < front.choices.size()) return;
-      pending = std::move(queue_.front());
-      queue_.pop_front();
+      const auto next = queue_.begin() + static_cast<std::ptrdiff_t>(next_waiting());
+      if (!(*next)->stream->cancelled() && free < (*next)->choices.size()) return;
+      pending = std::move(*next);
+      queue_.erase(next);
       metrics_.queued = static_cast<int32_t>(queue_.size());
     }
     const auto now = Clock::now();
@@ -264,9 +301,11 @@ void Scheduler::admit() {
       slot.state.emplace(std::move(state));
       slot.stream = pending->stream;
       slot.submitted = pending->submitted;
+      slot.client = pending->client;
       slot.admitted = now;
       slot.choice = choice;
     };
+    note_admitted(pending->client);
     SequenceState leader_state = std::move(pending->choices.front());
     leader_state.skip_prompt(reused);
     start(*target, std::move(leader_state), 0);

@@ -22,9 +22,16 @@
 // request with that seed; without a seed one random seed is drawn for the request. All choices
 // report on one RequestStream (events carry the choice index); cancelling it stops them all.
 //
+// Fairness across clients: a request names its client (SchedulerRequest::client, the server
+// gives the peer's address). The next request admitted is the oldest of those whose client has
+// the fewest sequences running, and among clients with as many, the one admitted least recently
+// (round robin): a client that floods the queue with costly requests delays its own, not another
+// client's (64 requests from one address left a plain request from another 27 s behind them).
+// Requests of one client keep their order.
+//
 // Accounting for n > 1: the request is ONE entry of the queue (max_queue and metrics.queued count
-// requests) and waits at the head of the queue until n slots are free (later requests do not
-// overtake it, so it cannot starve); while running it holds n slots (metrics.active counts
+// requests) and, once it is the next to admit, waits until n slots are free (requests behind it
+// do not overtake it while it waits); while running it holds n slots (metrics.active counts
 // sequences). requests_finished counts requests (once, when the last choice ends); prompt_tokens,
 // prompt_tokens_reused and generated_tokens count every choice, the forked choices reporting
 // their whole prompt as reused, so prompt_tokens - prompt_tokens_reused is what was computed.
@@ -37,6 +44,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/context.h"
@@ -60,7 +68,8 @@ struct SchedulerRequest {
   std::vector<TokenId> prompt;
   bool prompt_has_bos = true;
   GenerationOptions options;
-  int32_t n = 1;  // completions of the prompt (1..parallel), each with its own seed stream
+  int32_t n = 1;       // completions of the prompt (1..parallel), each with its own seed stream
+  std::string client;  // who asks (an address; empty: one anonymous client), for fair admission
 };
 
 // Counters for /metrics (monotonic unless noted).
@@ -104,6 +113,11 @@ class Scheduler {
   Scheduler() = default;
   void loop();
   void admit();
+  // With mutex_ held: the index in queue_ of the request to admit next (fairness above).
+  size_t next_waiting() const;
+  // Records an admission of `client`'s request (and forgets idle clients beyond a bound).
+  void note_admitted(const std::string& client);
+  static constexpr size_t kRememberedClients = 4096;
   bool step();
   void finish(Slot& slot, std::optional<Error> error);
   // What one pass produced beyond the streamed text: latencies, and the slots to finish.
@@ -126,6 +140,9 @@ class Scheduler {
   std::mutex mutex_;  // guards queue_, stopping_, metrics_
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Pending>> queue_;
+  // When each client's last request was admitted (a count of admissions); the scheduler thread's.
+  std::unordered_map<std::string, uint64_t> last_admitted_;
+  uint64_t admissions_ = 0;
   bool stopping_ = false;
   SchedulerMetrics metrics_;
   std::thread thread_;

@@ -146,7 +146,7 @@ void HttpServer::Impl::handle(http::Request& request, http::Response& response) 
   if (response.stream) {
     auto pump = std::move(response.stream->pump);
     response.stream->pump = [account, pump = std::move(pump)](http::ChunkSink& sink) {
-      const MemoryAccount::Scope scope(account.get());
+      const MemoryAccount::Scope pump_scope(account.get());
       return pump(sink);
     };
     auto on_end = std::move(response.stream->on_end);

@@ -309,6 +309,7 @@ void run_generation(ServerState& state, GenerationJob job, const http::Request& 
   request.prompt_has_bos = job.prompt.has_bos;
   request.options = job.options;
   request.n = job.choices;
+  request.client = req.client_address;
   auto submitted = job.lease->scheduler->submit(std::move(request));
   if (!submitted) {
     if (submitted.error().code() == ErrorCode::kBusy)

@@ -1,9 +1,10 @@
 // Continuous batching: requests running together produce exactly what they produce alone.
+#include "runtime/scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "runtime/scheduler.h"
 #include "support/test_paths.h"
 
 namespace sinter {
@@ -68,8 +69,14 @@ Outcome collect(const std::shared_ptr<RequestStream>& stream) {
   return outcome;
 }
 
-const char* kPrompts[] = {"Once upon a time", "Lily and Tom went to the park", "The cat", "One day, a big dog",
-                          "Once upon a time, there was a king", "Ben liked to play", "The sun was hot", "Sara had a doll"};
+const char* kPrompts[] = {"Once upon a time",
+                          "Lily and Tom went to the park",
+                          "The cat",
+                          "One day, a big dog",
+                          "Once upon a time, there was a king",
+                          "Ben liked to play",
+                          "The sun was hot",
+                          "Sara had a doll"};
 
 TEST(Scheduler, ConcurrentRequestsMatchTheSameRequestsAlone) {
   std::vector<Outcome> alone;
@@ -119,6 +126,28 @@ TEST(Scheduler, BoundedQueueRefusesWithBusy) {
   EXPECT_TRUE(refused);
   for (auto& s : accepted) s->cancel();
   for (auto& s : accepted) collect(s);
+}
+
+// A client with many requests waiting delays its own, not another client's: with one slot,
+// client b's request goes right after the running one, before a's second and third.
+TEST(Scheduler, AnotherClientsRequestIsNotQueuedBehindAFlood) {
+  auto scheduler = make(1);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const char* client : {"a", "a", "a", "b"}) {
+    SchedulerRequest r = request("Once upon a time", 7, 24);
+    r.client = client;
+    streams.push_back(*scheduler->submit(std::move(r)));
+  }
+  std::vector<int64_t> admitted;  // each request's queue wait, from its stats
+  for (auto& stream : streams) {
+    const Outcome outcome = collect(stream);
+    EXPECT_EQ(outcome.tokens.size(), 24u);
+    admitted.push_back(outcome.stats.queue_ns);
+  }
+  // The waits of one client grow in its order; b waited less than a's second.
+  EXPECT_LT(admitted[0], admitted[1]);
+  EXPECT_LT(admitted[1], admitted[2]);
+  EXPECT_LT(admitted[3], admitted[1]);
 }
 
 TEST(Scheduler, CancelledRequestFreesItsSlot) {

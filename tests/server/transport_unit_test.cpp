@@ -2,7 +2,7 @@
 // answers to clients that do not read hold no worker, the worker pool is bounded, silent
 // connections meet the header deadline and make room at a cap, a process out of descriptors
 // answers 503 instead of spinning, HTTP/1.0 hang-ups are seen, pipelined requests after a
-// half-close are answered, and shutdown ends despite a stream nobody reads.
+// half-close are answered, shutdown ends despite a stream nobody reads, and heavy requests yield.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "server/http/transport.h"
+#include "server/http/worker_cpu.h"
 
 namespace sinter::server::http {
 namespace {
@@ -323,6 +325,40 @@ TEST(TransportUnit, AnHttp10ClientThatHangsUpIsGone) {
   }
   ASSERT_TRUE(eventually([&] { return gone.load() >= 0; }));
   EXPECT_EQ(gone.load(), 1);
+}
+
+// A request that spends more than heavy_request_cpu of processor time runs at the lowest priority
+// for the rest of it (64 template bombs at once used to leave a plain request 27 s behind), and
+// its worker leaves afterwards: the next request runs at the normal priority again.
+TEST(TransportUnit, HeavyRequestsYieldToTheOthers) {
+  const auto own_nice = [] { return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid))); };
+  std::atomic<int> heavy_nice{-100}, light_nice{-100};
+  TransportOptions options;
+  options.heavy_request_cpu = 50ms;
+  Served served(
+      [&](Request& request, Response& response) {
+        if (request.path == "/heavy") {
+          const auto deadline = Clock::now() + 10s;
+          volatile uint64_t spin = 0;
+          while (own_nice() != WorkerCpuWatch::kDemotedNice && Clock::now() < deadline) {
+            for (int i = 0; i < 100000; ++i) spin = spin + static_cast<uint64_t>(i);
+          }
+          heavy_nice = own_nice();
+        } else {
+          light_nice = own_nice();
+        }
+        response.set_content("done", "text/plain");
+      },
+      options);
+  const int normal = own_nice();
+  Client heavy(served.port());
+  ASSERT_TRUE(heavy.send("GET /heavy HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_NE(heavy.read(15s, "done").find("done"), std::string::npos);
+  EXPECT_EQ(heavy_nice.load(), WorkerCpuWatch::kDemotedNice);
+  Client light(served.port());
+  ASSERT_TRUE(light.send(kGet));
+  EXPECT_NE(light.read(5s, "done").find("done"), std::string::npos);
+  EXPECT_EQ(light_nice.load(), normal);
 }
 
 // A stream whose client reads nothing fills the socket and then its worker waits; shutdown

@@ -24,6 +24,7 @@
 
 #include "core/log.h"
 #include "server/http/connection.h"
+#include "server/http/worker_cpu.h"
 
 namespace sinter::server::http {
 namespace {
@@ -141,6 +142,7 @@ struct Transport::Impl {
   size_t live_workers = 0;
   size_t idle_workers = 0;
   bool pool_stopping = false;
+  WorkerCpuWatch cpu_watch;  // workers of heavy requests yield (server/http/worker_cpu.h)
 
   ~Impl();
   void wake();
@@ -445,6 +447,11 @@ bool Transport::Impl::start_worker() {
 }
 
 void Transport::Impl::worker_loop() {
+  WorkerCpuWatch::Worker* const self = cpu_watch.add();
+  const auto leave = [&] {  // with pool_mutex held
+    cpu_watch.remove(self);
+    if (--live_workers == 0) pool_empty.notify_all();
+  };
   for (;;) {
     Connection* connection = nullptr;
     {
@@ -455,7 +462,7 @@ void Transport::Impl::worker_loop() {
       --idle_workers;
       if (jobs.empty()) {
         if (woken || pool_stopping || live_workers > 1) {  // stopping, or idle too long: leave
-          if (--live_workers == 0) pool_empty.notify_all();
+          leave();
           return;
         }
         continue;  // the last worker stays
@@ -463,7 +470,13 @@ void Transport::Impl::worker_loop() {
       connection = jobs.front();
       jobs.pop_front();
     }
+    cpu_watch.begin(self);
     serve(*connection);
+    if (cpu_watch.end(self)) {  // demoted for good: a fresh worker takes the next request
+      std::lock_guard<std::mutex> lock(pool_mutex);
+      leave();
+      return;
+    }
   }
 }
 
@@ -572,6 +585,7 @@ void Transport::Impl::sweep() {
   const auto now = Clock::now();
   if (now - last_sweep < kSweepInterval) return;
   last_sweep = now;
+  cpu_watch.sweep(options.heavy_request_cpu);
   if (accept_paused && listen_fd >= 0 && !shutting_down.load()) {
     accept_paused = false;
     if (reserve_fd < 0) reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -6,7 +6,8 @@
 // (408, from the moment a connection opens), every limit of the request parser applies (413, 414,
 // 431), and connections are capped in all and per client address, the caps within the process's
 // descriptor limit; at a cap, connections that never sent a byte, then idle ones, make room.
-// Workers are bounded and leave when idle; a worker that cannot be started is not fatal.
+// Workers are bounded and leave when idle; a worker that cannot be started is not fatal. A
+// request that takes more than its share of processor time yields to the others.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,9 @@ struct TransportOptions {
   size_t max_connections = 1024;
   size_t max_connections_per_client = 64;  // per client IP address
   size_t max_workers = 256;                // requests answered at once; more wait for a worker
+  // Processor time a request's worker may spend before it runs at the lowest priority for the
+  // rest of that request (server/http/worker_cpu.h); 0: never.
+  std::chrono::milliseconds heavy_request_cpu{200};
   // Bytes of requests being received, all connections together (0: 4 x the body limit); a
   // request larger than 64 KiB (or a sixteenth of the body limit) that would pass it gets 503,
   // so many large bodies at once cannot exhaust memory nor keep small requests out.
