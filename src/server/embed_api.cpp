@@ -13,6 +13,7 @@
 #include "server/api_routes.h"
 #include "server/embed_request.h"
 #include "server/embeddings.h"
+#include "server/http/worker_cpu.h"
 #include "server/json_fields.h"
 
 namespace sinter::server {
@@ -99,6 +100,7 @@ Status in_turns(ServerState& state, const http::Request& req, Clock::time_point 
                         " s (--request-timeout)");
     }
     std::lock_guard<std::mutex> lock(model.embed_mutex);
+    const http::UncountedCpu model_compute;  // the model's passes are not this worker's share
     SINTER_TRY(turn(first, std::min(kInputsPerTurn, total - first)));
   }
   return ok_status();

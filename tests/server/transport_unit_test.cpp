@@ -361,6 +361,34 @@ TEST(TransportUnit, HeavyRequestsYieldToTheOthers) {
   EXPECT_EQ(light_nice.load(), normal);
 }
 
+// Model compute a worker runs itself (embedding passes, under the model's lock) does not count:
+// demoting it would hold the lock at the lowest priority.
+TEST(TransportUnit, UncountedComputeDoesNotDemote) {
+  const auto own_nice = [] { return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid))); };
+  std::atomic<int> seen{-100};
+  TransportOptions options;
+  options.heavy_request_cpu = 50ms;
+  Served served(
+      [&](Request&, Response& response) {
+        {
+          const UncountedCpu compute;
+          const auto until = Clock::now() + 400ms;
+          volatile uint64_t spin = 0;
+          while (Clock::now() < until) {
+            for (int i = 0; i < 100000; ++i) spin = spin + static_cast<uint64_t>(i);
+          }
+        }
+        seen = own_nice();
+        response.set_content("done", "text/plain");
+      },
+      options);
+  const int normal = own_nice();
+  Client client(served.port());
+  ASSERT_TRUE(client.send(kGet));
+  EXPECT_NE(client.read(10s, "done").find("done"), std::string::npos);
+  EXPECT_EQ(seen.load(), normal);
+}
+
 // A stream whose client reads nothing fills the socket and then its worker waits; shutdown
 // lets answers in progress finish, and cut() (the end of the grace) ends the wait at once.
 TEST(TransportUnit, ShutdownEndsDespiteAStreamNobodyReads) {

@@ -15,7 +15,13 @@ bool cpu_time(clockid_t clock, std::chrono::nanoseconds& out) {
   return true;
 }
 
+thread_local WorkerCpuWatch* current_watch_ = nullptr;
+thread_local WorkerCpuWatch::Worker* current_worker_ = nullptr;
+
 }  // namespace
+
+WorkerCpuWatch* WorkerCpuWatch::current_watch() { return current_watch_; }
+WorkerCpuWatch::Worker* WorkerCpuWatch::current_worker() { return current_worker_; }
 
 WorkerCpuWatch::Worker* WorkerCpuWatch::add() {
   Worker worker;
@@ -34,15 +40,32 @@ void WorkerCpuWatch::remove(Worker* worker) {
 void WorkerCpuWatch::begin(Worker* worker) {
   std::chrono::nanoseconds now{0};
   const bool read = worker->clock_ok && cpu_time(worker->clock, now);
-  std::lock_guard<std::mutex> lock(mutex_);
-  worker->start = now;
-  worker->serving = read;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    worker->start = now;
+    worker->serving = read;
+  }
+  current_watch_ = this;
+  current_worker_ = worker;
 }
 
 bool WorkerCpuWatch::end(Worker* worker) {
+  current_watch_ = nullptr;
+  current_worker_ = nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   worker->serving = false;
   return worker->demoted;
+}
+
+UncountedCpu::UncountedCpu()
+    : watch_(WorkerCpuWatch::current_watch()), worker_(WorkerCpuWatch::current_worker()) {
+  if (watch_ == nullptr) return;
+  // Not serving (for the sweep) until the destructor begins a fresh count.
+  watch_->end(worker_);
+}
+
+UncountedCpu::~UncountedCpu() {
+  if (watch_ != nullptr) watch_->begin(worker_);
 }
 
 size_t WorkerCpuWatch::sweep(std::chrono::nanoseconds limit) {

@@ -7,6 +7,8 @@
 // and the pool starts a fresh one when needed.
 //
 // Workers register themselves; the transport's I/O thread calls sweep() a few times a second.
+// Model compute that a worker runs itself (an embedding pass, under the model's lock) is not
+// counted (UncountedCpu): demoting it would slow every request waiting for that lock.
 #pragma once
 
 #include <sys/types.h>
@@ -43,11 +45,28 @@ class WorkerCpuWatch {
   size_t sweep(std::chrono::nanoseconds limit);
   // Requests demoted so far.
   size_t demoted_total() const;
+  // The calling thread's worker and watch while it serves a request (null otherwise).
+  static WorkerCpuWatch* current_watch();
+  static Worker* current_worker();
 
  private:
   mutable std::mutex mutex_;
   std::list<Worker> workers_;
   size_t demoted_total_ = 0;
+};
+
+// While one lives, the calling worker's CPU time does not count toward its request's share; the
+// count starts again from zero after it. Nothing on a thread that is not serving a request.
+class UncountedCpu {
+ public:
+  UncountedCpu();
+  ~UncountedCpu();
+  UncountedCpu(const UncountedCpu&) = delete;
+  UncountedCpu& operator=(const UncountedCpu&) = delete;
+
+ private:
+  WorkerCpuWatch* watch_;
+  WorkerCpuWatch::Worker* worker_;
 };
 
 }  // namespace sinter::server::http
