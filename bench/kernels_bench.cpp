@@ -15,6 +15,9 @@
 //   rwkv/<isa>/wkv6|wkv7/64x32/tokens:T  RWKV's WKV over 32 heads of 64 (a 1.5 B RWKV-7 layer) for
 //                                  T tokens of one sequence: a layer's generation step (T = 1)
 //                                  or prompt (T = 512); items are head-tokens
+//   delta_net/<isa>/128x32/tokens:T  the gated delta rule over 32 value heads of 128 reading 16 key
+//                                  heads (a Qwen 3.5-9B delta-net layer) for T tokens of one
+//                                  sequence; items are head-tokens
 //   memory/read/readers:N          a plain read of 1 GiB by N threads at once: the bandwidth,
 //                                  the ceiling of generation speed (BENCHMARKS.md)
 // The weights of one matrix fit in the L3 cache of most servers: gemv figures here are cache
@@ -36,6 +39,7 @@
 
 #include "backend/cpu/activation_kernels.h"
 #include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/delta_net_kernels.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_pack.h"
 #include "backend/cpu/recurrent_kernels.h"
@@ -426,6 +430,41 @@ void bench_wkv(benchmark::State& state, IsaLevel level, bool v7, int64_t tokens)
   state.SetItemsProcessed(state.iterations() * kHeads * tokens);
 }
 
+// One delta-net layer on one thread: 32 value heads of 128 over 16 key heads, T tokens of one
+// slot, inputs as the model gives them (q, k of unit length; decays e^g in (0.37, 1)). The layer's
+// state (2 MiB) stays in L2 or L3 between iterations.
+void bench_delta_net(benchmark::State& state, IsaLevel level, int64_t tokens) {
+  constexpr int64_t kD = 128, kHeads = 32, kHeadsK = 16;
+  std::vector<float> q = random_values(static_cast<size_t>(kD * kHeadsK * tokens), 40);
+  std::vector<float> k = random_values(q.size(), 41);
+  for (std::vector<float>* x : {&q, &k}) {
+    for (size_t o = 0; o < x->size(); o += kD) {
+      float norm = 0.0f;
+      for (size_t i = o; i < o + kD; ++i) norm += (*x)[i] * (*x)[i];
+      for (size_t i = o; i < o + kD; ++i) (*x)[i] /= std::sqrt(norm);
+    }
+  }
+  const std::vector<float> v = random_values(static_cast<size_t>(kD * kHeads * tokens), 42);
+  std::vector<float> g = random_values(static_cast<size_t>(kHeads * tokens), 43);
+  for (float& x : g) x = 0.5f * (x - 1.0f);
+  std::vector<float> beta = random_values(g.size(), 44);
+  for (float& x : beta) x = 0.5f + 0.4f * x;
+  std::vector<float> s = random_values(static_cast<size_t>(kD * kD * kHeads), 45);
+  for (float& x : s) x *= 0.1f;
+  std::vector<float> y(v.size());
+  const DeltaNetKernels kernels = delta_net_kernels_for(level);
+  for (auto _ : state) {
+    for (int64_t h = 0; h < kHeads; ++h) {
+      const int64_t hk = h % kHeadsK;
+      kernels.run(DeltaNetRun{q.data() + hk * kD, k.data() + hk * kD, v.data() + h * kD, g.data() + h,
+                              beta.data() + h, s.data() + h * kD * kD, y.data() + h * kD, kD, kD, tokens,
+                              kD * kHeadsK, kD * kHeadsK, kD * kHeads, kHeads, kHeads, kD * kHeads, 0.088f});
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kHeads * tokens);
+}
+
 std::vector<DType> bench_types() {
   std::vector<DType> types;
   const char* env = std::getenv("SINTER_BENCH_TYPES");
@@ -521,6 +560,15 @@ void register_all() {
                                          .c_str(),
                                      bench_wkv, level, v7, tokens);
       }
+    }
+  }
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_level_supported(level) || !delta_net_kernels_for(level)) continue;
+    for (int64_t tokens : {1, 512}) {
+      benchmark::RegisterBenchmark(
+          ("delta_net/" + std::string(isa_level_name(level)) + "/128x32/tokens:" + std::to_string(tokens))
+              .c_str(),
+          bench_delta_net, level, tokens);
     }
   }
   benchmark::RegisterBenchmark("memory/read", bench_memory_read)

@@ -243,6 +243,11 @@ Tensor* Graph::exp(Tensor* a) {
   return new_node(Op::kExp, DType::F32, a->ne, {a});
 }
 
+Tensor* Graph::softplus(Tensor* a) {
+  require_contiguous(a, "softplus of a strided view (copy it first)");
+  return new_node(Op::kSoftplus, DType::F32, a->ne, {a});
+}
+
 Tensor* Graph::tanh(Tensor* a) {
   require_contiguous(a, "tanh of a strided view (copy it first)");
   return new_node(Op::kTanh, DType::F32, a->ne, {a});
@@ -368,6 +373,30 @@ Tensor* Graph::rwkv_wkv7(Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, 
   require_wkv_operands("rwkv_wkv7", {r, w, k, v, a, b}, state, slots);
   return new_node(Op::kRwkvWkv7, DType::F32, {r->ne[0] * r->ne[1], r->ne[2], 1, 1},
                   {r, w, k, v, a, b, state, slots});
+}
+
+Tensor* Graph::gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state,
+                               Tensor* slots, const DeltaNetParams& params) {
+  require(tokens_packed(q, 2) && q->ne[0] > 0 && q->ne[1] > 0,
+          "gated_delta_net q F32 [d_k, H_k, T], each token's values contiguous", q);
+  require(tokens_packed(k, 2) && k->ne == q->ne, "gated_delta_net k F32 of q's shape", k, q);
+  const int64_t d_k = q->ne[0], n_head_k = q->ne[1], n_tokens = q->ne[2];
+  require(tokens_packed(v, 2) && v->ne[0] > 0 && v->ne[2] == n_tokens && v->ne[1] % n_head_k == 0,
+          "gated_delta_net v F32 [d_v, H, T] with H a multiple of q's heads", v, q);
+  const int64_t d_v = v->ne[0], n_head = v->ne[1];
+  require(tokens_packed(g, 1) && g->ne[0] == n_head && g->ne[1] == n_tokens, "gated_delta_net g F32 [H, T]",
+          g, v);
+  require(tokens_packed(beta, 1) && beta->ne[0] == n_head && beta->ne[1] == n_tokens,
+          "gated_delta_net beta F32 [H, T]", beta, v);
+  require(is_state(state, {d_v, d_k, n_head, state->ne[3]}),
+          "gated_delta_net state F32 [d_v, d_k, H, S], contiguous", state, v);
+  require_slots(slots, n_tokens, "gated_delta_net slots I32 [T]", v);
+  require(std::isfinite(params.scale), "gated_delta_net scale must be finite", q);
+  Tensor* t = new_node(Op::kGatedDeltaNet, DType::F32, {d_v * n_head, n_tokens, 1, 1},
+                       {q, k, v, g, beta, state, slots});
+  t->set_param_float(0, params.scale);
+  t->params[1] = params.grouped_heads ? 1 : 0;
+  return t;
 }
 
 float alibi_slope(int64_t h, int64_t n_head, float max_bias) {

@@ -54,6 +54,13 @@ struct AttentionParams {
   float max_alibi_bias = 0.0f;
 };
 
+// Graph::gated_delta_net's read-out scale (llama.cpp's 1/√d_k) and how value heads share query
+// and key heads.
+struct DeltaNetParams {
+  float scale = 1.0f;
+  bool grouped_heads = false;  // value head h reads head h / (H / H_k), else h % H_k
+};
+
 // ALiBi's slope of query head h among n_head: with n = the largest power of two ≤ n_head,
 // 2^(−b·(h+1)/n) for h < n, else 2^(−b·(2(h−n)+1)/(2n)) (b = max_bias), computed as llama.cpp
 // computes it (powf of the two bases), so that both give the same float.
@@ -116,6 +123,8 @@ class Graph {
   Tensor* exp(Tensor* a);
   Tensor* tanh(Tensor* a);
   Tensor* clamp(Tensor* a, float lo, float hi);
+  // a > 20 ? a : log(1 + e^a), element-wise (llama.cpp's ggml_softplus: Qwen 3.5's decay gate).
+  Tensor* softplus(Tensor* a);
   // a / b; b is a's shape, broadcast over a's rows, or one value per row ([1, rows]).
   Tensor* div(Tensor* a, Tensor* b);
   // [n, rows] -> [1, rows].
@@ -174,6 +183,25 @@ class Graph {
   // (llama.cpp stores each head's matrix with the key index contiguous: the transpose of this.)
   Tensor* rwkv_wkv7(Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state,
                     Tensor* slots);
+  // The gated delta rule (Qwen 3.5 / Qwen3-Next's linear attention; llama.cpp's
+  // ggml_gated_delta_net with a scalar gate per head). q, k F32 [d_k, H_k, T] (L2-normalized by
+  // the model), v F32 [d_v, H, T], g F32 [H, T] (the log of the decay, ≤ 0), beta F32 [H, T] (the
+  // write strength, in (0, 1)), state F32 [d_v, d_k, H, S] -> y F32 [d_v·H, T]. Each input may lie
+  // at any token stride (each token's values contiguous: the parts of a fused projection). Value
+  // head h reads query and key head h % H_k (params.grouped_heads false: Qwen 3.5's files, whose
+  // converter orders the value heads so) or h / (H / H_k) (true: Qwen3-Next's). Head h of slot s
+  // keeps S[i][j] (key i, value j) at state[j, i, h, s]: the value index contiguous, as the WKV
+  // ops keep it. Per head and token, with e = exp(g) (std::exp of the float) and sums from 0
+  // over keys i = 0..d_k−1 in order:
+  //   sk[j] = Σ_i S[i][j]·k[i]                      sk = fma(S[i][j], k[i], sk)
+  //   d[j]  = (v[j] − e·sk[j])·beta                 fma(−e, sk[j], v[j]), then times beta
+  //   S[i][j] ← fma(k[i], d[j], S[i][j]·e)          (decay, then the delta-rule write)
+  //   y[j]  = (Σ_i S[i][j]·q[i])·scale, over the updated S
+  // which is llama.cpp's S ← e·S; S += k ⊗ beta·(v − Sᵀk); y = Sᵀq·scale (scale 1/√d_k there).
+  // Columns of values are independent: the SIMD kernels run across them, and every sum is one
+  // chain in key order, so they give the reference's bits.
+  Tensor* gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state,
+                          Tensor* slots, const DeltaNetParams& params);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].
   Tensor* rope_shift(Tensor* cache, Tensor* deltas, int32_t head_dim, const RopeParams& params,
                      Tensor* freq_factors = nullptr);

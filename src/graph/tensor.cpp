@@ -41,6 +41,8 @@ const char* op_name(Op op) {
     case Op::kExp: return "exp";
     case Op::kTanh: return "tanh";
     case Op::kSub: return "sub";
+    case Op::kSoftplus: return "softplus";
+    case Op::kGatedDeltaNet: return "gated_delta_net";
     case Op::kView: return "view";
   }
   return "?";

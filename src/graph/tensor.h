@@ -79,7 +79,12 @@ enum class Op : uint8_t {
   kExp,         // e^x
   kTanh,        // tanh(x)
   kSub,         // a - b, b broadcast over a's rows when it has fewer
-  kView,        // no computation: another shape/stride over the source's bytes (stays last)
+  kSoftplus,    // x > 20 ? x : log(1 + e^x) (llama.cpp's ggml_softplus)
+  // The gated delta rule: q, k F32 [d_k, H_k, T], v F32 [d_v, H, T], g and beta F32 [H, T], state
+  // F32 [d_v, d_k, H, S] (updated in place), slots I32 [T] -> y F32 [d_v·H, T]; params: scale,
+  // head mapping (Graph::gated_delta_net)
+  kGatedDeltaNet,
+  kView,  // no computation: another shape/stride over the source's bytes (stays last)
 };
 
 const char* op_name(Op op);

@@ -14,6 +14,8 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
     p.per_layer("{arch}.feed_forward_length", n_ff_layers, n_layer, 0);
     n_ff = 0;
     for (uint32_t ff : n_ff_layers) n_ff = std::max(n_ff, ff);
+  } else if (ff_optional) {
+    p.optional("{arch}.feed_forward_length", n_ff, 0u);
   } else {
     p.required("{arch}.feed_forward_length", n_ff);
   }
@@ -43,7 +45,7 @@ void DecoderHParams::declare(HParams& p, uint32_t vocab_from_tokenizer) {
   }
   if (n_vocab == 0)
     p.fail("the vocabulary size is unknown (no {arch}.vocab_size and no tokenizer.ggml.tokens)");
-  if (n_layer == 0 || n_ff == 0 || n_ctx_train == 0)
+  if (n_layer == 0 || (n_ff == 0 && !ff_optional) || n_ctx_train == 0)
     p.fail("block count, feed-forward length and context length must be positive");
   if (head_dim == 0 || head_dim_v == 0) p.fail("attention key and value lengths must be positive");
   if (rope.n_rot > head_dim)

@@ -42,6 +42,9 @@ struct DecoderHParams {
   // before declare() to read it so. n_ff is then the largest.
   bool ff_per_layer = false;
   std::vector<uint32_t> n_ff_layers;
+  // MoE-only files may have no feed_forward_length (Qwen 3.5 MoE's converter writes it only where
+  // the checkpoint has a dense size): set ff_optional before declare() to read it so (0 if absent).
+  bool ff_optional = false;
 
   // Declares the shared keys and checks them; `norm` picks the epsilon's key.
   void declare(HParams& p, uint32_t vocab_from_tokenizer);

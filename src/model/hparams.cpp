@@ -1,5 +1,6 @@
 #include "model/hparams.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -260,6 +261,37 @@ void HParams::per_layer(std::string_view key_pattern, std::vector<uint32_t>& fie
     if (!check_read(key, *value)) return;
     field.assign(layers, *value);
   }
+  record(key, field, false);
+}
+
+void HParams::array(std::string_view key_pattern, std::vector<uint32_t>& field, size_t max_count) {
+  const std::string key = resolve(key_pattern);
+  if (mode_ == Mode::kWrite) {
+    std::vector<int32_t> values;
+    for (uint32_t v : field) values.push_back(static_cast<int32_t>(std::min(v, kMaxCount)));
+    out_->set(key, GgufValue::of_i32s(values));
+    record(key, field, false);
+    return;
+  }
+  const GgufValue* stored = in_->find_value(key);
+  if (stored == nullptr || stored->type != GgufType::kArray) {
+    errors_.push_back(
+        concat("metadata key '", key, stored == nullptr ? "' is missing" : "' is not an array"));
+    return;
+  }
+  auto values = convert_value<std::vector<uint32_t>>(*stored, key);
+  if (!values) {
+    errors_.push_back(values.error().message());
+    return;
+  }
+  if (values->size() > max_count) {
+    errors_.push_back(
+        concat("metadata key '", key, "' has ", values->size(), " values, more than ", max_count));
+    return;
+  }
+  if (!check_read(key, *values)) return;
+  field = std::move(values).value();
+  field.resize(max_count, 0);
   record(key, field, false);
 }
 

@@ -62,6 +62,10 @@ class HParams {
   // An optional array: one value per layer, or a single value for all layers. Missing → default.
   void per_layer(std::string_view key, std::vector<uint32_t>& field, uint32_t layers, uint32_t default_value);
 
+  // A required array of at most `max_count` integers (llama.cpp's get_key_or_arr into a fixed array:
+  // rope.dimension_sections), zeros appended up to max_count; written as llama.cpp's converter
+  // writes it (INT32).
+  void array(std::string_view key, std::vector<uint32_t>& field, size_t max_count);
   // Records an invalid combination found by the architecture's own checks.
   void fail(const std::string& message);
   // 'text' for a message, cut short when long: a message never grows with what a file holds.

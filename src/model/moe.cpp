@@ -64,6 +64,10 @@ FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t 
   return w;
 }
 
+Tensor* bind_shared_expert_gate(WeightBinder& b, int il, int64_t n_embd) {
+  return b.require(format_name("blk.%d.ffn_gate_inp_shexp.weight", il), {n_embd});
+}
+
 Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const MoeOptions& o, int il,
                       Tensor* router_x) {
   Graph& g = fx.graph;
@@ -117,6 +121,11 @@ Tensor* build_moe_ffn(ForwardContext& fx, Tensor* x, const MoeWeights& w, const 
   Tensor* out = name(g.weighted_sum(experts, weights), "ffn_moe_out");  // [n_embd, T]
   if (w.shared.down != nullptr) {
     Tensor* shared = name(fx.build_ffn(x, w.shared, FfnActivation::kSiluGated, il), "ffn_shexp");
+    if (w.shared_gate != nullptr) {
+      // [n_embd] as a matrix of one row: [1, T], one value per token's row of `shared`.
+      Tensor* gate = name(g.sigmoid(fx.build_linear(w.shared_gate, x, nullptr)), "ffn_shexp_gate");
+      shared = name(g.mul(shared, gate), "ffn_shexp_gated");
+    }
     out = name(g.add(out, shared), "ffn_moe_shared_out");
   }
   return out;

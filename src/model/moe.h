@@ -26,6 +26,9 @@ struct MoeWeights {
   Tensor* down = nullptr;            // ffn_down_exps [n_ff_exp, n_embd, n_expert]
   Tensor* selection_bias = nullptr;  // exp_probs_b [n_expert]: added for the choice only
   FfnWeights shared;                 // shared experts (*_shexp); absent when shared.down is null
+  // ffn_gate_inp_shexp [n_embd]: the shared experts' output times sigmoid(shared_gate · x), one
+  // gate per token (Qwen 3.5 MoE, Qwen3-Next); absent: ungated.
+  Tensor* shared_gate = nullptr;
   // Biases (gpt-oss): the router's [n_expert], and each expert's [n_out, n_expert].
   Tensor* router_bias = nullptr;
   Tensor* gate_bias = nullptr;
@@ -75,6 +78,9 @@ void bind_moe_biases(WeightBinder& b, int il, MoeWeights& w, int64_t n_embd, int
                      int64_t n_expert);
 // The shared experts of layer `il`: ffn_{gate,up,down}_shexp [n_embd, n_ff_shared].
 FfnWeights bind_shared_experts(WeightBinder& b, int il, int64_t n_embd, int64_t n_ff_shared);
+
+// The shared experts' gate of layer `il`: ffn_gate_inp_shexp.weight [n_embd].
+Tensor* bind_shared_expert_gate(WeightBinder& b, int il, int64_t n_embd);
 
 // x [n_embd, T] -> [n_embd, T]; every intermediate named ffn_moe_* (layer il). Experts without
 // gate weights (w.gate null: Nemotron-H) apply o.activation, an ungated one, to up alone. The

@@ -38,7 +38,9 @@ bool synth_ssm_values(const WeightSpec& spec, uint64_t stream, std::vector<float
   const auto u = [stream](size_t i) { return uniform(stream, static_cast<uint64_t>(i)); };
   if (spec.name.ends_with(".ssm_a")) {
     // A = −exp(A_log) < 0. Mamba-1 [d_state, d_inner]: state n decays at about −(n + 1), as
-    // S4D-real initializes it; Mamba-2 [1, n_head]: one value per head, spread over [−16, −1].
+    // S4D-real initializes it; Mamba-2 [1, n_head]: one value per head, spread over [−16, −1]; the
+    // gated delta net's [n_head] (one vector of n_head values, read as Mamba-1's rule): head h at
+    // about −(h + 1), so that its decay exp(softplus(·)·A) ranges from near 1 to near 0 over heads.
     const auto n_state = static_cast<size_t>(spec.shape[0]);
     for (size_t i = 0; i < values.size(); ++i) {
       values[i] = n_state == 1 ? -(8.5f + 7.5f * u(i)) : -(static_cast<float>(i % n_state + 1) + 0.5f * u(i));
@@ -108,6 +110,14 @@ std::vector<float> synth_values(const WeightSpec& spec, uint64_t seed) {
   std::vector<float> values(static_cast<size_t>(count));
   const uint64_t stream = mix(seed) ^ hash_name(spec.name);
   if (synth_ssm_values(spec, stream, values)) return values;
+  if (spec.name.ends_with("ffn_gate_inp_shexp.weight")) {
+    // The shared expert's gate [n_embd]: a row of a matrix (std 1/sqrt(n_embd)), so that its
+    // sigmoid varies from token to token instead of saturating as a norm-like vector would.
+    const float amplitude = std::sqrt(3.0f / static_cast<float>(spec.shape[0]));
+    for (int64_t i = 0; i < count; ++i)
+      values[static_cast<size_t>(i)] = amplitude * uniform(stream, static_cast<uint64_t>(i));
+    return values;
+  }
   if (const ValueRange* range = value_range(spec.name)) {
     for (int64_t i = 0; i < count; ++i) {
       const float u = uniform(stream, static_cast<uint64_t>(i));

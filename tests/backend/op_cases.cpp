@@ -177,6 +177,9 @@ std::vector<OpCase> lookup_and_arithmetic_cases() {
                              [](Graph& g, Tensor* x) { return g.sigmoid(x); }));
   cases.push_back(
       unary_case("exp", Op::kExp, 8.0f, kFloatRounding, [](Graph& g, Tensor* x) { return g.exp(x); }));
+  // Inputs up to ±24: both sides of softplus's pass-through at 20.
+  cases.push_back(unary_case("softplus", Op::kSoftplus, 24.0f, kFloatRounding,
+                             [](Graph& g, Tensor* x) { return g.softplus(x); }));
   cases.push_back(
       unary_case("tanh", Op::kTanh, 4.0f, kFloatRounding, [](Graph& g, Tensor* x) { return g.tanh(x); }));
   cases.push_back(unary_case("clamp", Op::kClamp, 4.0f, kExactOps,
@@ -240,6 +243,7 @@ const std::vector<OpCase>& op_cases() {
     for (OpCase& c : mixture_of_experts_cases()) all.push_back(std::move(c));
     for (OpCase& c : recurrent_cases()) all.push_back(std::move(c));
     for (OpCase& c : rwkv_cases()) all.push_back(std::move(c));
+    for (OpCase& c : delta_net_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

@@ -97,6 +97,7 @@ std::vector<OpCase> cache_and_position_cases();     // op_cases_cache.cpp
 std::vector<OpCase> mixture_of_experts_cases();     // op_cases_moe.cpp
 std::vector<OpCase> recurrent_cases();              // op_cases_recurrent.cpp
 std::vector<OpCase> rwkv_cases();                   // op_cases_rwkv.cpp
+std::vector<OpCase> delta_net_cases();              // op_cases_delta_net.cpp
 std::vector<DType> every_type();                    // all_dtypes(), for ops keyed on any type
 std::vector<DType> float_inputs();                  // F32 and F16 (which no table lists for F32-only ops)
 

@@ -188,8 +188,9 @@ struct RecurrentCase {
   const char* architecture;
   const char* preset;
 };
-const RecurrentCase kRecurrentCases[] = {
-    {"lfm2", "tiny"}, {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"}, {"falcon-h1", "tiny"}, {"jamba", "tiny"}};
+const RecurrentCase kRecurrentCases[] = {{"lfm2", "tiny"},      {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"},
+                                         {"falcon-h1", "tiny"}, {"jamba", "tiny"},    {"qwen35", "tiny"},
+                                         {"qwen35moe", "tiny"}, {"qwen3next", "tiny"}};
 
 const std::string& recurrent_model(const RecurrentCase& c) {
   static std::map<std::string, std::string> made;

@@ -83,12 +83,14 @@ OpTable<CpuKernel> make_op_table() {
       {Op::kL2Norm, run_l2_norm},   {Op::kSsmConv, run_ssm_conv},
       {Op::kSsmScan, run_ssm_scan}, {Op::kTokenShift, run_token_shift},
       {Op::kExp, run_unary},        {Op::kTanh, run_unary},
-      {Op::kSub, run_binary},
+      {Op::kSub, run_binary},       {Op::kSoftplus, run_unary},
   };
   for (const auto& [op, kernel] : float_ops) table.add(op, DType::F32, ExecutionPath::kDirect, kernel);
   // RWKV's recurrences, each slot's state updated in place (op_rwkv.cpp).
   table.add(Op::kRwkvWkv6, DType::F32, ExecutionPath::kDirect, run_rwkv_wkv6);
   table.add(Op::kRwkvWkv7, DType::F32, ExecutionPath::kDirect, run_rwkv_wkv7);
+  // The gated delta rule, likewise (op_delta_net.cpp).
+  table.add(Op::kGatedDeltaNet, DType::F32, ExecutionPath::kDirect, run_gated_delta_net);
   return table;
 }
 

@@ -75,6 +75,8 @@ size_t recurrent_shared_bytes(const Tensor& node);
 // RWKV's WKV recurrences (op_rwkv.cpp): threads split the heads; each slot's state updated in place.
 void run_rwkv_wkv6(const Tensor& dst, const OpContext& ctx);
 void run_rwkv_wkv7(const Tensor& dst, const OpContext& ctx);
+// The gated delta rule (op_delta_net.cpp): threads split the value heads; states updated in place.
+void run_gated_delta_net(const Tensor& dst, const OpContext& ctx);
 // Expert products (op_mul_mat_id.cpp): experts repacked on first use (expert_store.h).
 void run_mul_mat_id(const Tensor& dst, const OpContext& ctx);
 size_t mul_mat_id_shared_bytes(const Tensor& dst);

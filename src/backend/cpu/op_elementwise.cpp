@@ -145,6 +145,9 @@ void run_unary(const Tensor& dst, const OpContext& ctx) {
       case Op::kTanh:
         for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(x[i]);
         break;
+      case Op::kSoftplus:
+        for (int64_t i = 0; i < n; ++i) out[i] = x[i] > 20.0f ? x[i] : std::log1p(std::exp(x[i]));
+        break;
       case Op::kClamp: {
         const float hi = dst.param_float(1);
         for (int64_t i = 0; i < n; ++i) out[i] = std::min(std::max(x[i], s), hi);

@@ -95,6 +95,14 @@ void tanh(const Tensor& node) {
   map_unary(node, [](float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); });
 }
 
+// dst = a > 20 ? a : log(1 + e^a), in double (llama.cpp's ggml_softplus, whose float form the CPU
+// computes).
+void softplus(const Tensor& node) {
+  map_unary(node, [](float x) {
+    return x > 20.0f ? x : static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
+  });
+}
+
 // dst = min(max(a, lo), hi); params: lo, hi.
 void clamp(const Tensor& node) {
   const float lo = node.param_float(0), hi = node.param_float(1);

@@ -5,3 +5,5 @@ target_sources(sinter_backend_objects PRIVATE
   reference/ref_moe.cpp reference/ref_recurrent.cpp)
 # RWKV's WKV recurrences.
 target_sources(sinter_backend_objects PRIVATE reference/ref_rwkv.cpp)
+# The gated delta rule (Qwen 3.5, Qwen3-Next).
+target_sources(sinter_backend_objects PRIVATE reference/ref_delta_net.cpp)

@@ -35,7 +35,7 @@ constexpr F32Op kF32Ops[] = {
     {Op::kL2Norm, l2_norm},   {Op::kSsmConv, ssm_conv},
     {Op::kSsmScan, ssm_scan}, {Op::kTokenShift, token_shift},
     {Op::kExp, exp},          {Op::kTanh, tanh},
-    {Op::kSub, sub},
+    {Op::kSub, sub},          {Op::kSoftplus, softplus},
 };
 
 OpTable<RefKernel> build_table() {
@@ -66,6 +66,8 @@ OpTable<RefKernel> build_table() {
   // RWKV's recurrences, each slot's state updated in place (ref_rwkv.cpp).
   table.add(Op::kRwkvWkv6, DType::F32, ExecutionPath::kDirect, rwkv_wkv6);
   table.add(Op::kRwkvWkv7, DType::F32, ExecutionPath::kDirect, rwkv_wkv7);
+  // The gated delta rule (ref_delta_net.cpp), likewise.
+  table.add(Op::kGatedDeltaNet, DType::F32, ExecutionPath::kDirect, gated_delta_net);
   return table;
 }
 

@@ -53,6 +53,9 @@ void rwkv_wkv7(const Tensor& node);     // ref_rwkv.cpp
 void exp(const Tensor& node);           // ref_elementwise.cpp
 void tanh(const Tensor& node);          // ref_elementwise.cpp
 void sub(const Tensor& node);           // ref_elementwise.cpp
+void softplus(const Tensor& node);      // ref_elementwise.cpp
+// ref_delta_net.cpp
+void gated_delta_net(const Tensor& node);
 
 // --- shared helpers (ref_access.cpp) ---
 

@@ -243,6 +243,17 @@ const ArchCase kArchCases[] = {
     // and the per-layer arrays count it, nextn_predict_layers 1): bound, not run, as llama.cpp's
     // main graph does. F32 alone: the blocks that run are the latent case's.
     {"nemotron_h_moe_mtp", "nemotron_h_moe", "--variant latent-mtp", false, false},
+    // Gated delta nets (Qwen 3.5): four blocks of 256, three delta nets (2 key heads and 4 value
+    // heads of 64, value head h reading key head h % 2, a convolution of 4, L2-normed q and k,
+    // the gated RMS norm) then gated attention (8 query heads of 32 over 4 KV heads, a sigmoid
+    // gate from the double-width query projection, per-head Q/K norms, RoPE over 8 of 32 values
+    // in M-RoPE sections [2, 1, 1]); qwen35moe with 8 softmax-routed experts (2 used,
+    // renormalized) and a sigmoid-gated shared expert.
+    {"qwen35", "qwen35", "", false},
+    {"qwen35moe", "qwen35moe", "", false},
+    // Qwen3-Next: the MoE blocks of qwen35moe, value heads sharing key heads in groups (h / 2),
+    // the fused beta/alpha projection, plain NeoX RoPE.
+    {"qwen3next", "qwen3next", "", false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {

@@ -20,6 +20,7 @@ struct Scalar {
   static F broadcast(const float* p) { return *p; }
   static F load(const float* p) { return *p; }
   static void store(float* p, F v) { *p = v; }
+  static F sub(F a, F b) { return a - b; }
   static F mul(F a, F b) { return a * b; }
   static F fma(F a, F b, F c) { return std::fma(a, b, c); }  // a·b + c, one rounding
   static F exp(F x) { return std::exp(x); }
