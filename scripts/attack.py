@@ -312,19 +312,26 @@ def post(url, path, body, timeout=120, headers=None):
         return -1, str(error).encode(), {}
 
 
-def plain_latency(url, source=None):
-    """Seconds a plain request takes (following Retry-After on 503, as a client should), or None."""
+def plain_latency(url, source=None, refusals=None):
+    """Seconds a plain request takes (following Retry-After on 503, as a client should), or None.
+    `refusals`: a list to which the number of 503 answers it followed is appended."""
     start = time.time()
-    for _ in range(30):
+    followed = 0
+    result = None
+    while followed < 30:
         try:
-            return time.time() - start if good_request(url, source) else None
+            result = time.time() - start if good_request(url, source) else None
+            break
         except urllib.error.HTTPError as error:
             if error.code != 503:
-                return None
+                break
+            followed += 1
             time.sleep(float(error.headers.get("Retry-After", "1")))
         except Exception:
-            return None
-    return None
+            break
+    if refusals is not None:
+        refusals.append(followed)
+    return result
 
 
 def deep(n):
@@ -459,11 +466,11 @@ def attack_worst_case(sinter, seconds):
     server = Server(sinter, ["--parallel", "4", "-t", "2", "--max-queue", "256"])
     stop = threading.Event()
     threads, statuses, longest = worst_case_requests(server.url, 64, stop)
-    latencies = []
+    latencies, refusals = [], []
     end = time.time() + seconds
     while time.time() < end:
         # From another address than the 64 attackers, who fill their address's connection cap.
-        latencies.append(plain_latency(server.url, "127.0.0.9"))
+        latencies.append(plain_latency(server.url, "127.0.0.9", refusals))
         time.sleep(0.5)
     stop.set()
     for t in threads:
@@ -476,6 +483,9 @@ def attack_worst_case(sinter, seconds):
             "plain_requests": len(latencies), "plain_failed": len(latencies) - len(ok),
             "plain_latency_max_s": round(max(ok), 2) if ok else None,
             "plain_latency_median_s": round(sorted(ok)[len(ok) // 2], 2) if ok else None,
+            "plain_503_followed": sum(refusals), "plain_503_most": max(refusals, default=0),
+            "plain_latency_max_without_503_s": round(max((x for x, r in zip(latencies, refusals)
+                                                         if x is not None and r == 0), default=0), 2),
             "peak_rss_mib": round(server.peak_rss() / 2**20, 1),
             "request_memory_limit_mib": round(gauges.get("sinter_request_memory_limit_bytes", 0) / 2**20, 1),
             "request_memory_peak_mib": round(gauges.get("sinter_request_memory_peak_bytes", 0) / 2**20, 1),

@@ -21,6 +21,7 @@ struct SynthArgs {
   std::string type = "f32";
   std::string tokenizer_json;
   std::string tokenizer_config;
+  std::string pre;
   std::string pooling;
 };
 
@@ -50,7 +51,7 @@ int run(SynthArgs& args) {
       if (!text) return fail(text.error().message());
       config = std::move(text).value();
     }
-    auto imported = import_hf_tokenizer(*json, config);
+    auto imported = import_hf_tokenizer(*json, config, HfImportOptions{args.pre});
     if (!imported) return fail(args.tokenizer_json + ": " + imported.error().message());
     for (const auto& note : imported->notes) std::fprintf(stderr, "sinter synth: %s\n", note.c_str());
     if (args.options.dims.n_vocab == 0) {
@@ -103,6 +104,8 @@ CommandRun setup(CLI::App* app) {
                   "build the model around this Hugging Face tokenizer.json");
   app->add_option("--tokenizer-config", args->tokenizer_config,
                   "its tokenizer_config.json (special tokens, chat template)");
+  app->add_option("--pre", args->pre,
+                  "write this BPE pre-tokenizer name instead of recognizing it from tokenizer.json");
   return [args] { return run(*args); };
 }
 
