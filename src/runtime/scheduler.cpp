@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <limits>
 
 #include "core/log.h"
@@ -43,6 +44,13 @@ struct Scheduler::Pending {
   std::shared_ptr<RequestStream> stream;
   Clock::time_point submitted;
   std::string client;
+  // A preempted request (suspended, n = 1): what its slot had recorded, restored when it
+  // runs again.
+  struct Preempted {
+    Clock::time_point admitted, first_token, last_token;
+    int32_t reused = 0;
+  };
+  std::optional<Preempted> preempted;
 };
 
 struct Scheduler::Slot {
@@ -56,6 +64,14 @@ struct Scheduler::Slot {
   int32_t choice = 0;            // index of this completion in its request (n > 1)
   Slot* leader = nullptr;        // set while waiting for the leader's prompt (n > 1)
   std::vector<Slot*> followers;  // choices waiting for this slot's prompt (n > 1)
+  // Sampling on its own thread (a grammar may take longer than a pass): the logits it samples
+  // from, its result, and whether it is done (guarded by the scheduler's mutex_). The scheduler
+  // thread leaves `state` alone while `sampling`.
+  bool sampling = false;
+  bool sampled = false;
+  std::vector<float> sample_logits;
+  std::optional<Result<std::string>> sample_result;
+  std::future<void> sampler;
   bool active() const { return state.has_value(); }
   bool waiting() const { return leader != nullptr; }
 };
@@ -163,18 +179,32 @@ void Scheduler::loop() {
     }
     // An allocation that fails inside a pass (a huge request's vectors, a machine out of memory)
     // ends the requests of that pass with an error; the scheduler and the server go on.
+    bool progressed = false;
     try {
-      admit();
-      step();
+      progressed = admit();
+      progressed = step() || progressed;
     } catch (const std::exception& e) {
+      progressed = true;
       const Error error(ErrorCode::kInternal, concat("the pass failed: ", e.what()));
       log_warn("scheduler", error.message());
       for (auto& slot : slots_) {
-        if (slot->active()) finish(*slot, error);
+        if (slot->active() && !slot->sampling) finish(*slot, error);
       }
     }
+    if (!progressed) {
+      // Every running sequence is sampling on its own thread (and the queue waits for their
+      // slots): wait for one of them to finish, or for a new request.
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(50), [&] {
+        return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->sampled; });
+      });
+    }
   }
-  // Shutting down: tell every waiting and running request.
+  // Shutting down: let the samplers still running end (a grammar's step is bounded in time),
+  // then tell every waiting and running request.
+  for (auto& slot : slots_) {
+    if (slot->sampler.valid()) slot->sampler.wait();
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& pending : queue_) {
     for (int32_t choice = 0; choice < pending->stream->choices(); ++choice) {
@@ -223,23 +253,72 @@ void Scheduler::note_admitted(const std::string& client) {
   });
 }
 
+bool Scheduler::preempt_for(const std::string& client) {
+  const auto running = [&](const std::string& of) {
+    return std::count_if(slots_.begin(), slots_.end(),
+                         [&](const auto& slot) { return slot->active() && slot->client == of; });
+  };
+  const std::ptrdiff_t waiting_has = running(client);
+  Slot* victim = nullptr;
+  std::ptrdiff_t victim_has = 0;
+  for (auto& slot : slots_) {
+    // A single completion between passes, never shifted: its cells can be given up and
+    // computed again (runtime/sequence.h, suspend()).
+    if (!slot->active() || slot->sampling || slot->waiting() || !slot->followers.empty() ||
+        slot->stream->choices() != 1 || !slot->state->suspendable()) {
+      continue;
+    }
+    const std::ptrdiff_t has = running(slot->client);
+    // Only from a client that would still run more than the waiting one: no back and forth.
+    if (has < waiting_has + 2) continue;
+    // The client running the most gives up its newest sequence (the least work to redo).
+    if (victim == nullptr || has > victim_has || (has == victim_has && slot->admitted > victim->admitted)) {
+      victim = slot.get();
+      victim_has = has;
+    }
+  }
+  if (victim == nullptr) return false;
+  victim->state->suspend();
+  auto pending = std::make_unique<Pending>();
+  pending->choices.push_back(std::move(*victim->state));
+  pending->stream = std::move(victim->stream);
+  pending->submitted = victim->submitted;
+  pending->client = victim->client;
+  pending->preempted = Pending::Preempted{victim->admitted, victim->first_token, victim->last_token, victim->reused};
+  // Its cells stay (victim->cached says what they hold) until the slot is taken: resumed there
+  // before that, it computes nothing again.
+  victim->state.reset();
+  // First among its client's waiting requests (the queue's order breaks ties between them).
+  queue_.push_front(std::move(pending));
+  metrics_.queued = static_cast<int32_t>(queue_.size());
+  --metrics_.active;
+  ++metrics_.preemptions;
+  return true;
+}
+
 // Moves queued requests into free slots, reusing the longest cached prompt prefix. A request
 // with n choices, once it is the next to admit, waits until n slots are free.
-void Scheduler::admit() {
+bool Scheduler::admit() {
   SequenceMemory& cache = context_->memory();
+  bool admitted = false;
   for (;;) {
     std::unique_ptr<Pending> pending;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (queue_.empty()) return;
+      if (queue_.empty()) return admitted;
       const auto free = static_cast<size_t>(
           std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return !s->active(); }));
       const auto next = queue_.begin() + static_cast<std::ptrdiff_t>(next_waiting());
-      if (!(*next)->stream->cancelled() && free < (*next)->choices.size()) return;
+      if (!(*next)->stream->cancelled() && free < (*next)->choices.size()) {
+        if ((*next)->choices.size() != 1 || !preempt_for((*next)->client)) return admitted;
+        admitted = true;
+        continue;  // the queue changed: choose again
+      }
       pending = std::move(*next);
       queue_.erase(next);
       metrics_.queued = static_cast<int32_t>(queue_.size());
     }
+    admitted = true;
     const auto now = Clock::now();
     if (pending->stream->cancelled()) {  // gone before it started: report it and move on
       for (int32_t choice = 0; choice < static_cast<int32_t>(pending->choices.size()); ++choice) {
@@ -251,7 +330,9 @@ void Scheduler::admit() {
       }
       continue;
     }
-    const auto& prompt = pending->choices.front().prompt();
+    // What the cache must hold before the first sampling: the prompt, or for a preempted
+    // request its prompt and what it generated.
+    const std::vector<TokenId> prompt = pending->choices.front().fill_tokens();
     // A slot's reusable prefix: the common prefix, less the last prompt token (its logits choose
     // the first new token), cut to where the slot's cells let a sequence resume exactly (the
     // pools of sliding-window layers drop old cells). Slots compare by it, then by the common
@@ -310,6 +391,15 @@ void Scheduler::admit() {
     leader_state.skip_prompt(reused);
     start(*target, std::move(leader_state), 0);
     target->reused = reused;
+    if (pending->preempted) {  // it goes on: its timings and its prompt's reuse stay as they were
+      target->admitted = pending->preempted->admitted;
+      target->first_token = pending->preempted->first_token;
+      target->last_token = pending->preempted->last_token;
+      target->reused = pending->preempted->reused;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++metrics_.active;
+      continue;
+    }
     // The other choices wait in free slots (those with the least cached, to keep the most
     // reusable prefixes) until the leader's prompt is in the cache.
     for (size_t i = 1; i < pending->choices.size(); ++i) {
@@ -396,7 +486,50 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
 
 void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log) {
   SequenceState& state = *slot.state;
-  auto text = state.accept_logits(logits);
+  if (!state.has_grammar() || slot.stream->choices() != 1) {
+    after_sampling(slot, state.accept_logits(logits), log);
+    return;
+  }
+  // A grammar's step may take longer than a pass (its budget allows up to a second): it runs on
+  // its own thread, and the other sequences' passes go on without this one until it is done.
+  slot.sample_logits.assign(logits.begin(), logits.end());
+  slot.sampling = true;
+  slot.sampler = std::async(std::launch::async, [this, &slot] {
+    std::optional<Result<std::string>> text;
+    try {
+      text.emplace(slot.state->accept_logits(slot.sample_logits));
+    } catch (const std::exception& e) {
+      text.emplace(make_error(ErrorCode::kInternal, "sampling failed: ", e.what()));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    slot.sample_result = std::move(text);
+    slot.sampled = true;
+    wake_.notify_all();
+  });
+}
+
+bool Scheduler::collect_samples(StepLog& log) {
+  bool collected = false;
+  for (auto& slot : slots_) {
+    if (!slot->sampling) continue;
+    std::optional<Result<std::string>> text;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!slot->sampled) continue;
+      text = std::move(slot->sample_result);
+      slot->sample_result.reset();
+      slot->sampled = false;
+    }
+    slot->sampler.get();
+    slot->sampling = false;
+    after_sampling(*slot, std::move(*text), log);
+    collected = true;
+  }
+  return collected;
+}
+
+void Scheduler::after_sampling(Slot& slot, Result<std::string> text, StepLog& log) {
+  SequenceState& state = *slot.state;
   if (!text) {
     finish(slot, text.error());
     return;
@@ -444,11 +577,35 @@ void Scheduler::fork_followers(Slot& leader, std::span<const float> logits, Step
   }
 }
 
-// One forward pass over every active sequence. Returns false when there was nothing to do.
+void Scheduler::publish(StepLog& log, bool passed) {
+  SequenceMemory& cache = context_->memory();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (passed) {
+      ++metrics_.forward_passes;
+      metrics_.cache_cells_used = cache.kv() != nullptr ? cache.kv()->used_cells() : 0;
+      metrics_.state_bytes = cache.recurrent() != nullptr ? cache.recurrent()->bytes() : 0;
+    }
+    metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), log.ttft.begin(),
+                                                log.ttft.end());
+    metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), log.inter_token.begin(),
+                                        log.inter_token.end());
+  }
+  // Only now do their clients hear of the end: what they read from the metrics next includes
+  // the latencies of their last tokens (finish counts the rest before telling them).
+  for (Slot* slot : log.completed) {
+    if (slot->active()) finish(*slot, std::nullopt);
+  }
+}
+
+// One forward pass over every active sequence that is not sampling. Returns false when there
+// was nothing to do.
 bool Scheduler::step() {
   SequenceMemory& cache = context_->memory();
+  StepLog log;
+  const bool sampled = collect_samples(log);
   for (auto& slot : slots_) {
-    if (slot->active() && slot->stream->cancelled()) finish(*slot, std::nullopt);
+    if (slot->active() && !slot->sampling && slot->stream->cancelled()) finish(*slot, std::nullopt);
   }
   std::vector<BatchEntry> batch;
   std::vector<std::pair<Slot*, size_t>> scheduled;  // slot, entries it added
@@ -467,20 +624,24 @@ bool Scheduler::step() {
     return n;
   };
   // Generation steps first (one token each), then prompt chunks in the room that is left.
-  // Choices waiting for their leader's prompt are not scheduled.
-  const auto runnable = [](const Slot& slot) { return slot.active() && !slot.waiting(); };
+  // Choices waiting for their leader's prompt and sequences still sampling are not scheduled;
+  // a finished one that is about to be reported neither.
+  const auto runnable = [&](const Slot& slot) {
+    return slot.active() && !slot.waiting() && !slot.sampling &&
+           std::find(log.completed.begin(), log.completed.end(), &slot) == log.completed.end();
+  };
   for (auto& slot : slots_) {
-    if (runnable(*slot) && slot->state->prompt_tokens_done() == slot->state->prompt_token_count())
-      add(*slot, 1);
+    if (runnable(*slot) && !slot->state->prefilling()) add(*slot, 1);
   }
   int32_t budget = options_.n_batch - static_cast<int32_t>(batch.size());
   for (auto& slot : slots_) {
     if (budget <= 0) break;
-    if (runnable(*slot) && slot->state->prompt_tokens_done() < slot->state->prompt_token_count()) {
-      budget -= add(*slot, std::min(budget, options_.prefill_chunk));
-    }
+    if (runnable(*slot) && slot->state->prefilling()) budget -= add(*slot, std::min(budget, options_.prefill_chunk));
   }
-  if (batch.empty()) return false;
+  if (batch.empty()) {
+    publish(log, false);
+    return sampled;
+  }
 
   if (auto status = context_->decode(batch); !status) {
     log_warn("scheduler", "forward pass failed: ", status.error().message());
@@ -489,11 +650,11 @@ bool Scheduler::step() {
       context_->memory().remove(slot->id, 0, -1);
       slot->cached.clear();
     }
+    publish(log, false);
     return true;
   }
   // Entries with logits come out in batch order.
   int32_t output = 0;
-  StepLog log;
   for (size_t e = 0, s = 0; e < batch.size(); ++e) {
     while (s + 1 < scheduled.size() && scheduled[s + 1].second <= e) ++s;
     Slot& slot = *scheduled[s].first;
@@ -507,21 +668,7 @@ bool Scheduler::step() {
     if (!slot.followers.empty()) fork_followers(slot, logits, log);
     deliver(slot, logits, log);
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++metrics_.forward_passes;
-    metrics_.cache_cells_used = cache.kv() != nullptr ? cache.kv()->used_cells() : 0;
-    metrics_.state_bytes = cache.recurrent() != nullptr ? cache.recurrent()->bytes() : 0;
-    metrics_.time_to_first_token_seconds.insert(metrics_.time_to_first_token_seconds.end(), log.ttft.begin(),
-                                                log.ttft.end());
-    metrics_.inter_token_seconds.insert(metrics_.inter_token_seconds.end(), log.inter_token.begin(),
-                                        log.inter_token.end());
-  }
-  // Only now do their clients hear of the end: what they read from the metrics next includes
-  // the latencies of their last tokens (finish counts the rest before telling them).
-  for (Slot* slot : log.completed) {
-    if (slot->active()) finish(*slot, std::nullopt);
-  }
+  publish(log, true);
   return true;
 }
 

@@ -29,6 +29,18 @@
 // client's (64 requests from one address left a plain request from another 27 s behind them).
 // Requests of one client keep their order.
 //
+// Preemption: when the next request to admit (n = 1) finds no free slot while another client
+// runs at least two sequences more than its own client, that client's newest sequence is
+// suspended (SequenceState::suspend: sampler, text and limits kept) and queued first among its
+// client's requests; the slot goes to the waiting request. Resumed, it computes its prompt and
+// what it had generated again (only what its old cells no longer hold) and goes on exactly as
+// it would have: the pass is batch invariant, so greedy and seeded outputs do not change. A
+// plain request beside a flood of long generations from one address waits for no one of them.
+//
+// Sampling under a grammar runs on a thread of its own (its step may take up to its time budget,
+// a second): the passes of the other sequences go on without that sequence until its token is
+// sampled, so one costly grammar does not slow every other request down to its pace.
+//
 // Accounting for n > 1: the request is ONE entry of the queue (max_queue and metrics.queued count
 // requests) and, once it is the next to admit, waits until n slots are free (requests behind it
 // do not overtake it while it waits); while running it holds n slots (metrics.active counts
@@ -81,6 +93,7 @@ struct SchedulerMetrics {
   int64_t prefix_cache_hits = 0;
   int64_t forked_sequences = 0;  // choices 1..n-1 of n > 1 requests, started on a shared prompt
   int64_t forward_passes = 0;
+  int64_t preemptions = 0;  // sequences suspended to give their slot to another client
   int32_t active = 0;            // current
   int32_t queued = 0;            // current
   int32_t cache_cells_used = 0;  // current
@@ -112,7 +125,11 @@ class Scheduler {
   struct Slot;
   Scheduler() = default;
   void loop();
-  void admit();
+  // Returns whether anything changed (a request admitted, ended or preempted).
+  bool admit();
+  // With mutex_ held: suspends a sequence of a client that runs at least two more than
+  // `client` (see above) and queues it again; false when there is none.
+  bool preempt_for(const std::string& client);
   // With mutex_ held: the index in queue_ of the request to admit next (fairness above).
   size_t next_waiting() const;
   // Records an admission of `client`'s request (and forgets idle clients beyond a bound).
@@ -125,8 +142,15 @@ class Scheduler {
     std::vector<double> ttft, inter_token;
     std::vector<Slot*> completed;
   };
-  // Hands one position's logits to a slot: samples, records timings, streams the text.
+  // Hands one position's logits to a slot: samples (on its own thread under a grammar), then
+  // after_sampling.
   void deliver(Slot& slot, std::span<const float> logits, StepLog& log);
+  // Records timings and streams the text of a sampled token (or ends the slot with the error).
+  void after_sampling(Slot& slot, Result<std::string> text, StepLog& log);
+  // Takes the tokens that sampling threads have finished; true when there was one.
+  bool collect_samples(StepLog& log);
+  // Counts a step in the metrics (`passed`: it ran a forward pass) and ends the completed slots.
+  void publish(StepLog& log, bool passed);
   // Starts the choices waiting on `leader` (n > 1) on its computed prompt and its logits.
   void fork_followers(Slot& leader, std::span<const float> logits, StepLog& log);
 

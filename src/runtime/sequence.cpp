@@ -106,7 +106,7 @@ SequenceState::SequenceState(SequenceId id, std::vector<TokenId> prompt, int32_t
 
 void SequenceState::make_room(SequenceMemory& memory) {
   if (finished()) return;
-  const int32_t needed = pending_token_ ? 1 : std::min<int32_t>(1, prompt_token_count() - prompt_cursor_);
+  const int32_t needed = pending_token_ ? 1 : std::min<int32_t>(1, fill_count() - prompt_cursor_);
   if (n_past_ + needed <= n_ctx_) return;
   // A memory whose recurrent layers summarize every token seen cannot shift them out.
   if (options_.overflow == OverflowPolicy::kError || n_past_ - kept_ < 2 || !memory.can_shift()) {
@@ -123,9 +123,26 @@ void SequenceState::make_room(SequenceMemory& memory) {
 }
 
 void SequenceState::skip_prompt(int32_t count) {
-  count = std::clamp<int32_t>(count, 0, prompt_token_count() - 1);
+  count = std::clamp<int32_t>(count, 0, fill_count() - 1);
   prompt_cursor_ = count;
   n_past_ = count;
+}
+
+std::vector<TokenId> SequenceState::fill_tokens() const {
+  std::vector<TokenId> tokens(prompt_);
+  tokens.insert(tokens.end(), generated_.begin(), generated_.begin() + replayed_);
+  return tokens;
+}
+
+void SequenceState::suspend() {
+  // Between passes a running sequence is either still prefilling or holds a sampled token that
+  // is not in the cache yet (pending_token_): the cache holds the fill tokens scheduled so far.
+  // Re-filling goes through every generated token, the pending one last: its logits pick the
+  // next token as the pass that was due would have.
+  if (pending_token_) replayed_ = static_cast<int32_t>(generated_.size());
+  pending_token_ = false;
+  prompt_cursor_ = 0;
+  n_past_ = 0;
 }
 
 void SequenceState::adopt_computed_prompt() {
@@ -146,10 +163,10 @@ int32_t SequenceState::schedule(int32_t max_tokens, std::vector<BatchEntry>& bat
     return 1;
   }
   const int32_t room = n_ctx_ - n_past_;
-  const int32_t count = std::min({max_tokens, prompt_token_count() - prompt_cursor_, room});
+  const int32_t count = std::min({max_tokens, fill_count() - prompt_cursor_, room});
   for (int32_t i = 0; i < count; ++i) {
-    const bool last = prompt_cursor_ + 1 == prompt_token_count();
-    batch.push_back({prompt_[static_cast<size_t>(prompt_cursor_)], n_past_, id_, last});
+    const bool last = prompt_cursor_ + 1 == fill_count();
+    batch.push_back({fill_token(prompt_cursor_), n_past_, id_, last});
     ++prompt_cursor_;
     ++n_past_;
     wants_logits_ = last;

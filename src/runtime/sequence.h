@@ -81,9 +81,24 @@ class SequenceState {
   // bytes the text returned so far (by accept_logits and finish_text) has completed. Call it
   // after each of those; entries come out once each, in generation order.
   void take_logprobs(std::vector<TokenLogprob>& out) { logprobs_.take(out); }
-  // Marks the first `count` prompt tokens as already in the cache (a reused prefix). At least
-  // the last prompt token is always computed, since its logits pick the first token.
+  // Marks the first `count` tokens to fill (fill_tokens()) as already in the cache (a reused
+  // prefix). At least the last one is always computed, since its logits pick the next token.
   void skip_prompt(int32_t count);
+  // True while tokens that must be in the cache before the next sampling are still to be
+  // scheduled: the prompt, or after suspend() the prompt and the tokens generated so far.
+  bool prefilling() const { return prompt_cursor_ < fill_count(); }
+  // The tokens the cache must hold before the next sampling (the prompt, unless suspended).
+  std::vector<TokenId> fill_tokens() const;
+  // Whether suspend() may be called: running, never shifted (the cache then holds exactly
+  // fill_tokens()' tokens), and not waiting for logits.
+  bool suspendable() const { return !finished() && shifts_ == 0 && !wants_logits_; }
+  // Gives up the sequence's cells (the scheduler hands its slot to another request): the
+  // sampler, stop strings and text so far stay, and the next schedule() starts again from the
+  // first token, re-computing the prompt and the tokens generated so far without sampling, so
+  // the sequence goes on as if nothing had happened. Requires suspendable().
+  void suspend();
+  // Whether sampling may cost more than a pass (a grammar constrains it).
+  bool has_grammar() const { return !options_.grammar.empty(); }
   // The whole prompt is already in this sequence's cells (forked from a sequence that computed
   // it, n > 1): nothing is scheduled for it, and the next accept_logits takes the logits of the
   // last prompt token.
@@ -121,7 +136,14 @@ class SequenceState {
   std::vector<TokenId> generated_;
   LogprobQueue logprobs_;
   std::vector<LogprobValue> top_scratch_;  // the alternatives of one position (logprobs only)
-  int32_t prompt_cursor_ = 0;              // prompt tokens already scheduled
+  int32_t fill_count() const { return prompt_token_count() + replayed_; }
+  TokenId fill_token(int32_t i) const {
+    return i < prompt_token_count() ? prompt_[static_cast<size_t>(i)]
+                                    : generated_[static_cast<size_t>(i - prompt_token_count())];
+  }
+
+  int32_t replayed_ = 0;                   // generated tokens re-computed after a suspension
+  int32_t prompt_cursor_ = 0;              // tokens to fill already scheduled (fill_token order)
   int32_t n_past_ = 0;                     // tokens of this sequence in the cache
   bool wants_logits_ = false;
   bool pending_token_ = false;  // the last sampled token still needs decoding

@@ -95,6 +95,7 @@ SchedulerMetrics ServerMetrics::absorb_locked(ServedModel& model, SchedulerMetri
   counters.generated_tokens += snapshot.generated_tokens - last.generated_tokens;
   counters.prefix_cache_hits += snapshot.prefix_cache_hits - last.prefix_cache_hits;
   counters.forward_passes += snapshot.forward_passes - last.forward_passes;
+  counters.preemptions += snapshot.preemptions - last.preemptions;
   for (double seconds : snapshot.time_to_first_token_seconds) counters.time_to_first_token.add(seconds);
   for (double seconds : snapshot.inter_token_seconds) counters.inter_token.add(seconds);
   snapshot.time_to_first_token_seconds.clear();
@@ -142,6 +143,8 @@ std::string ServerMetrics::render(ModelManager& manager, const MemoryPool* reque
   counter("sinter_prefix_cache_hits_total", "Requests that reused a cached prompt prefix.",
           &ModelCounters::prefix_cache_hits);
   counter("sinter_forward_passes_total", "Forward passes (batches) run.", &ModelCounters::forward_passes);
+  counter("sinter_preemptions_total", "Sequences suspended to give their slot to another client.",
+          &ModelCounters::preemptions);
   counter("sinter_model_loads_total", "Times a model was loaded.", &ModelCounters::loads);
 
   header(out, "sinter_time_to_first_token_seconds", "histogram",

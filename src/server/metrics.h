@@ -51,6 +51,7 @@ class ServerMetrics {
     int64_t generated_tokens = 0;
     int64_t prefix_cache_hits = 0;
     int64_t forward_passes = 0;
+    int64_t preemptions = 0;
     int64_t loads = 0;
     Histogram time_to_first_token{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
     Histogram inter_token{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};

@@ -148,6 +148,84 @@ TEST(Scheduler, AnotherClientsRequestIsNotQueuedBehindAFlood) {
   EXPECT_LT(admitted[0], admitted[1]);
   EXPECT_LT(admitted[1], admitted[2]);
   EXPECT_LT(admitted[3], admitted[1]);
+  // a ran one sequence, b none: not unfair enough to take a's slot away.
+  EXPECT_EQ(scheduler->take_metrics().preemptions, 0);
+}
+
+// A client running every slot gives one up to a request from another client that would wait for
+// them: its newest sequence is suspended and resumed later, and every output is what it is alone
+// (the resumed one re-computes its prompt and tokens and samples on with the same generator).
+TEST(Scheduler, AnotherClientTakesASlotFromAClientRunningThemAll) {
+  const auto flood = [](const char* text, uint64_t seed, float temperature) {
+    SchedulerRequest r = request(text, seed, 300, temperature);
+    r.options.ignore_eos = true;
+    r.client = "a";
+    return r;
+  };
+  std::vector<Outcome> alone;
+  {
+    auto scheduler = make(1);
+    alone.push_back(collect(*scheduler->submit(flood("Once upon a time", 11, 0.9f))));
+    alone.push_back(collect(*scheduler->submit(flood("The cat", 12, 0.0f))));
+    alone.push_back(collect(*scheduler->submit(request("Sara had a doll", 13, 12))));
+  }
+  auto scheduler = make(2);
+  auto first = *scheduler->submit(flood("Once upon a time", 11, 0.9f));
+  auto second = *scheduler->submit(flood("The cat", 12, 0.0f));
+  // Both run (each has streamed text) before b asks.
+  ASSERT_TRUE(first->pop(std::chrono::milliseconds(10000)));
+  ASSERT_TRUE(second->pop(std::chrono::milliseconds(10000)));
+  SchedulerRequest plain = request("Sara had a doll", 13, 12);
+  plain.client = "b";
+  const Outcome b = collect(*scheduler->submit(std::move(plain)));
+  // b did not wait for a 300-token generation to end.
+  EXPECT_EQ(scheduler->take_metrics().preemptions, 1);
+  EXPECT_EQ(b.tokens, alone[2].tokens);
+  // The first event of each was taken above: compare the tokens.
+  const Outcome a1 = collect(first);
+  const Outcome a2 = collect(second);
+  EXPECT_EQ(a1.tokens, alone[0].tokens);
+  EXPECT_EQ(a2.tokens, alone[1].tokens);
+  EXPECT_EQ(a1.tokens.size(), 300u);
+  EXPECT_EQ(a2.tokens.size(), 300u);
+  // Its counts are the request's own, not those of its second start (prompt and tokens).
+  EXPECT_EQ(a2.stats.prompt_tokens, alone[1].stats.prompt_tokens);
+  EXPECT_EQ(a2.stats.generated_tokens, 300);
+  EXPECT_GT(a2.stats.generation_ns, 0);
+  EXPECT_EQ(scheduler->take_metrics().active, 0);
+}
+
+// Sampling under a grammar runs beside the passes of the other sequences (its own thread): the
+// outputs of grammar-constrained and free requests together are what they are alone, also when
+// every running sequence is sampling at once.
+TEST(Scheduler, GrammarSequencesBesideOthersMatchThemAlone) {
+  const auto make_request = [](int i) {
+    SchedulerRequest r = request(kPrompts[i], 200 + static_cast<uint64_t>(i), 20);
+    if (i % 2 == 0) r.options.grammar = "root ::= [a-z ]+ \".\"";
+    return r;
+  };
+  std::vector<Outcome> alone;
+  {
+    auto scheduler = make(1);
+    for (int i = 0; i < 6; ++i) alone.push_back(collect(*scheduler->submit(make_request(i))));
+  }
+  for (int parallel : {2, 4}) {
+    auto scheduler = make(parallel);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int i = 0; i < 6; ++i) streams.push_back(*scheduler->submit(make_request(i)));
+    for (int i = 0; i < 6; ++i) {
+      const Outcome together = collect(streams[static_cast<size_t>(i)]);
+      EXPECT_FALSE(together.error) << kPrompts[i];
+      EXPECT_EQ(together.tokens, alone[static_cast<size_t>(i)].tokens) << kPrompts[i] << " parallel " << parallel;
+      EXPECT_EQ(together.text, alone[static_cast<size_t>(i)].text);
+    }
+    EXPECT_EQ(scheduler->take_metrics().active, 0);
+  }
+  // The grammar held: lower-case words, then a full stop.
+  for (int i = 0; i < 6; i += 2) {
+    const std::string& text = alone[static_cast<size_t>(i)].text;
+    EXPECT_EQ(text.find_first_not_of("abcdefghijklmnopqrstuvwxyz ."), std::string::npos) << text;
+  }
 }
 
 TEST(Scheduler, CancelledRequestFreesItsSlot) {
