@@ -4,6 +4,7 @@
 #include <chrono>
 #include <future>
 #include <limits>
+#include <system_error>
 
 #include "core/log.h"
 #include "runtime/embedding.h"
@@ -493,8 +494,7 @@ void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log)
   // A grammar's step may take longer than a pass (its budget allows up to a second): it runs on
   // its own thread, and the other sequences' passes go on without this one until it is done.
   slot.sample_logits.assign(logits.begin(), logits.end());
-  slot.sampling = true;
-  slot.sampler = std::async(std::launch::async, [this, &slot] {
+  const auto sample = [this, &slot] {
     std::optional<Result<std::string>> text;
     try {
       text.emplace(slot.state->accept_logits(slot.sample_logits));
@@ -505,7 +505,14 @@ void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log)
     slot.sample_result = std::move(text);
     slot.sampled = true;
     wake_.notify_all();
-  });
+  };
+  try {
+    slot.sampler = std::async(std::launch::async, sample);
+  } catch (const std::system_error&) {  // no thread to be had: sample here, as without a grammar
+    after_sampling(slot, state.accept_logits(logits), log);
+    return;
+  }
+  slot.sampling = true;
 }
 
 bool Scheduler::collect_samples(StepLog& log) {
