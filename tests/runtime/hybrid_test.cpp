@@ -227,5 +227,51 @@ TEST(HybridScheduler, ResumesAParallelHybridFromACheckpoint) {
   expect_resumes_from_a_checkpoint("falcon-h1");
 }
 
+// A Qwen 3.5 file with the multi-token-prediction block llama.cpp's converter keeps (block_count
+// counts it, nextn_predict_layers 1) loads, binds the block and does not run it: its trunk (the
+// same tensors: synth draws each from the seed and its name) generates what the file without it
+// does.
+TEST(HybridModels, AQwen35FileWithAnMtpBlockRunsItsTrunkAlone) {
+  const auto make_file = [](const char* preset) {
+    const std::string file = testing::scratch_dir() + "/qwen35-" + preset + ".gguf";
+    SynthOptions options;
+    options.architecture = "qwen35";
+    options.preset = preset;
+    options.seed = 9;
+    auto status = synthesize(options, file);
+    EXPECT_TRUE(status) << status.error().message();
+    return file;
+  };
+  std::vector<std::vector<TokenId>> outputs;
+  for (const char* preset : {"tiny", "tiny-mtp"}) {
+    auto model = LoadedModel::load(make_file(preset), LoadOptions{"cpu", 2});
+    ASSERT_TRUE(model) << preset << ": " << model.error().message();
+    const Metadata& metadata = (*model)->file().metadata();
+    EXPECT_EQ(metadata.get<uint32_t>("qwen35.block_count").value_or(0), std::string(preset) == "tiny" ? 4u : 5u);
+    EXPECT_EQ((*model)->model().shape().n_layer, 4);
+    auto made = Tokenizer::from_metadata(metadata);
+    ASSERT_TRUE(made) << made.error().message();
+    std::shared_ptr<Tokenizer> tokenizer(std::move(made).value());
+    SchedulerOptions options;
+    options.parallel = 1;
+    options.n_ctx = 512;
+    auto scheduler = Scheduler::create(std::move(model).value(), tokenizer, options);
+    ASSERT_TRUE(scheduler) << scheduler.error().message();
+    SchedulerRequest r;
+    r.prompt = tokens(24, 5);
+    r.options.max_tokens = 12;
+    r.options.ignore_eos = true;
+    r.options.sampling.temperature = 0.0f;
+    auto stream = (*scheduler)->submit(std::move(r));
+    ASSERT_TRUE(stream);
+    for (const auto& event : (*stream)->drain()) {
+      if (event.kind == RequestEvent::Kind::kDone) outputs.push_back(event.tokens);
+    }
+  }
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].size(), 12u);
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
 }  // namespace
 }  // namespace sinter

@@ -23,8 +23,12 @@
 // The memory is a hybrid: the KV cache has the attention layers (numbered among themselves), the
 // recurrent state each delta net's convolution and S (numbered likewise).
 //
+// The multi-token-prediction blocks that llama.cpp's converter keeps by default
+// (nextn_predict_layers, counted in block_count, after the others: a gated-attention block with
+// the file's kind of FFN, and the nextn projections and norms) are bound and kept for speculative
+// decoding, never run by the forward pass, as llama.cpp's main graph does.
+//
 // Not read: attention.recurrent_layers (no converter writes it; a file that has it is refused),
-// the multi-token-prediction block (nextn_predict_layers: its blk.N tensors are unexpected),
 // experts whose gate and up are fused (ffn_gate_up_exps, written only on request), and
 // Qwen3-Next's legacy fused ssm_in (files of converters before the split into attn_qkv and
 // attn_gate).
@@ -62,6 +66,7 @@ struct Qwen35HParams : DecoderHParams {
   MoeHParams moe;
   uint32_t n_ff_exp = 0;     // expert_feed_forward_length; 0: feed_forward_length / experts used
   uint32_t n_ff_shared = 0;  // expert_shared_feed_forward_length; 0: feed_forward_length
+  uint32_t n_nextn = 0;      // nextn_predict_layers: trailing blocks (after n_layer) kept, not run
 
   static bool is_moe(const HParams& p) { return p.architecture() != "qwen35"; }
   static bool is_next(const HParams& p) { return p.architecture() == "qwen3next"; }
@@ -78,9 +83,17 @@ struct Qwen35HParams : DecoderHParams {
       p.optional("{arch}.expert_feed_forward_length", n_ff_exp, 0u);
       p.optional("{arch}.expert_shared_feed_forward_length", n_ff_shared, 0u);
     }
+    // block_count counts the multi-token-prediction blocks; n_layer does not, once read.
+    if (p.mode() == HParams::Mode::kRead || n_nextn > 0)
+      p.optional("{arch}.nextn_predict_layers", n_nextn, 0u);
     if (p.mode() == HParams::Mode::kRead && p.has("{arch}.attention.recurrent_layers"))
       p.fail("attention.recurrent_layers is not supported (sinter reads full_attention_interval)");
     if (!p.status()) return;
+    if (n_nextn >= n_layer) {
+      p.fail(concat("nextn_predict_layers ", n_nextn, " leaves none of the ", n_layer, " blocks to run"));
+      return;
+    }
+    if (p.mode() == HParams::Mode::kRead) n_layer -= n_nextn;
     if (full_attention_interval == 0) p.fail("full_attention_interval must be positive");
     if (head_dim != head_dim_v) p.fail("attention key and value lengths must be equal");
     if (!is_next(p) && !imrope_rotates_every_pair(rope_sections, rope.n_rot)) {
@@ -118,6 +131,10 @@ struct Qwen35HParams : DecoderHParams {
     moe.set_synth_dims(d);  // read and written by the MoE architectures alone
     n_ff_exp = static_cast<uint32_t>(d.n_ff_exp > 0 ? d.n_ff_exp : d.n_ff);
     n_ff_shared = n_ff;
+    if (d.variant == "mtp") {  // one multi-token-prediction block after the others
+      n_nextn = 1;
+      n_layer += 1;
+    }
     return ok_status();
   }
 };
@@ -143,6 +160,16 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
 
   std::vector<Qwen35Layer> layers;          // per block
   std::vector<DeltaNetWeights> delta_nets;  // per block (empty for attention blocks)
+  // The multi-token-prediction blocks (kept for speculative decoding, not run): a block as the
+  // others, with gated attention, and the nextn parts.
+  struct NextnBlock {
+    BlockWeights block;
+    Tensor* eh_proj = nullptr;  // [2·n_embd, n_embd]: the token's and the hidden state's norms, joined
+    NormWeights enorm, hnorm, shared_head_norm;
+    Tensor* embed_tokens = nullptr;      // optional: the trunk's when absent
+    Tensor* shared_head_head = nullptr;  // optional: the trunk's output when absent
+  };
+  std::vector<NextnBlock> nextn;
 
   void bind(WeightBinder& b) {
     const int64_t n_embd = h.n_embd;
@@ -160,16 +187,37 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
       } else {
         delta_nets[static_cast<size_t>(il)] = bind_delta_net(b, il, n_embd, dims, /*fused_beta_alpha=*/kNext);
       }
-      // The norm before the FFN, which llama.cpp names after the attention it follows.
-      l.ffn_norm = bind_norm(b, "blk.%d.post_attention_norm", il, n_embd, Presence::kRequired);
-      if constexpr (kMoe) {
-        l.moe = bind_moe(b, il, n_embd, h.expert_ff(), h.moe.n_expert);
-        l.moe.shared = bind_shared_experts(b, il, n_embd, h.shared_ff());
-        l.moe.shared_gate = bind_shared_expert_gate(b, il, n_embd);
-      } else {
-        l.ffn = bind_ffn(b, il, n_embd, h.n_ff, {});
-      }
+      bind_ffn_part(b, il, l);
     }
+    for (uint32_t il = h.n_layer; il < h.n_layer + h.n_nextn; ++il) bind_nextn_block(b, static_cast<int>(il));
+  }
+
+  // The norm before the FFN (which llama.cpp names after the attention it follows) and the FFN.
+  void bind_ffn_part(WeightBinder& b, int il, BlockWeights& l) {
+    const int64_t n_embd = h.n_embd;
+    l.ffn_norm = bind_norm(b, "blk.%d.post_attention_norm", il, n_embd, Presence::kRequired);
+    if constexpr (kMoe) {
+      l.moe = bind_moe(b, il, n_embd, h.expert_ff(), h.moe.n_expert);
+      l.moe.shared = bind_shared_experts(b, il, n_embd, h.shared_ff());
+      l.moe.shared_gate = bind_shared_expert_gate(b, il, n_embd);
+    } else {
+      l.ffn = bind_ffn(b, il, n_embd, h.n_ff, {});
+    }
+  }
+
+  void bind_nextn_block(WeightBinder& b, int il) {
+    const int64_t n_embd = h.n_embd, n_vocab = h.n_vocab;
+    NextnBlock& m = nextn.emplace_back();
+    m.block.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
+    m.block.attn = bind_gated_attention(b, il, n_embd, h.n_head, h.n_head_kv, h.head_dim);
+    bind_ffn_part(b, il, m.block);
+    const auto name = [il](const char* pattern) { return format_name(pattern, il); };
+    m.eh_proj = b.require(name("blk.%d.nextn.eh_proj.weight"), {2 * n_embd, n_embd});
+    m.enorm = bind_norm(b, "blk.%d.nextn.enorm", il, n_embd, Presence::kRequired);
+    m.hnorm = bind_norm(b, "blk.%d.nextn.hnorm", il, n_embd, Presence::kRequired);
+    m.shared_head_norm = bind_norm(b, "blk.%d.nextn.shared_head_norm", il, n_embd, Presence::kOptional);
+    m.embed_tokens = b.optional(name("blk.%d.nextn.embed_tokens.weight"), {n_embd, n_vocab});
+    m.shared_head_head = b.optional(name("blk.%d.nextn.shared_head_head.weight"), {n_embd, n_vocab});
   }
 
   ModelShape describe_shape() const {
@@ -244,6 +292,7 @@ Architecture qwen35_architecture(std::vector<std::pair<std::string, SynthDims>> 
 const ArchitectureRegistration kQwen35{qwen35_architecture<Qwen35Kind::kDense>({
     {"tiny", {64, 4, 4, 2, 192, 512, 512}},
     {"small", {256, 4, 8, 4, 768, 1024, 1024}},
+    {"tiny-mtp", {64, 4, 4, 2, 192, 512, 512, 0, 0, 0, -1, "mtp"}},
     {"2b", {2048, 24, 8, 2, 6144, 248320, 262144}},
     {"4b", {2560, 32, 16, 4, 9216, 248320, 262144}},
     {"9b", {4096, 32, 16, 4, 12288, 248320, 262144}},
@@ -252,12 +301,14 @@ const ArchitectureRegistration kQwen35{qwen35_architecture<Qwen35Kind::kDense>({
 const ArchitectureRegistration kQwen35Moe{qwen35_architecture<Qwen35Kind::kMoe>({
     {"tiny", {64, 4, 4, 2, 192, 512, 512, 8, 2, 64}},
     {"small", {256, 4, 8, 4, 512, 1024, 1024, 8, 2, 128}},
+    {"tiny-mtp", {64, 4, 4, 2, 192, 512, 512, 8, 2, 64, -1, "mtp"}},
     {"35b-a3b", {2048, 40, 8, 2, 512, 248320, 262144, 256, 8, 512}},
 })};
 
 const ArchitectureRegistration kQwen3Next{qwen35_architecture<Qwen35Kind::kNext>({
     {"tiny", {64, 4, 4, 2, 192, 512, 512, 8, 2, 64}},
     {"small", {256, 4, 8, 4, 512, 1024, 1024, 8, 2, 128}},
+    {"tiny-mtp", {64, 4, 4, 2, 192, 512, 512, 8, 2, 64, -1, "mtp"}},
     {"80b-a3b", {2048, 48, 8, 2, 512, 151936, 262144, 512, 10, 512}},
 })};
 

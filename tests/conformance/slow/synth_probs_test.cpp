@@ -254,6 +254,9 @@ const ArchCase kArchCases[] = {
     // Qwen3-Next: the MoE blocks of qwen35moe, value heads sharing key heads in groups (h / 2),
     // the fused beta/alpha projection, plain NeoX RoPE.
     {"qwen3next", "qwen3next", "", false},
+    // Qwen 3.5 with the multi-token-prediction block llama.cpp's converter keeps by default: bound,
+    // not run, as llama.cpp's main graph does. F32 alone: the blocks that run are qwen35's.
+    {"qwen35_mtp", "qwen35", "--variant mtp", false, false},
 };
 
 std::string arch_model(const ArchCase& c, const std::string& type) {
