@@ -197,7 +197,8 @@ void Scheduler::loop() {
       // slots): wait for one of them to finish, or for a new request.
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait_for(lock, std::chrono::milliseconds(50), [&] {
-        return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->sampled; });
+        return stopping_ ||
+               std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->sampled; });
       });
     }
   }
@@ -285,7 +286,8 @@ bool Scheduler::preempt_for(const std::string& client) {
   pending->stream = std::move(victim->stream);
   pending->submitted = victim->submitted;
   pending->client = victim->client;
-  pending->preempted = Pending::Preempted{victim->admitted, victim->first_token, victim->last_token, victim->reused};
+  pending->preempted =
+      Pending::Preempted{victim->admitted, victim->first_token, victim->last_token, victim->reused};
   // Its cells stay (victim->cached says what they hold) until the slot is taken: resumed there
   // before that, it computes nothing again.
   victim->state.reset();
@@ -643,7 +645,8 @@ bool Scheduler::step() {
   int32_t budget = options_.n_batch - static_cast<int32_t>(batch.size());
   for (auto& slot : slots_) {
     if (budget <= 0) break;
-    if (runnable(*slot) && slot->state->prefilling()) budget -= add(*slot, std::min(budget, options_.prefill_chunk));
+    if (runnable(*slot) && slot->state->prefilling())
+      budget -= add(*slot, std::min(budget, options_.prefill_chunk));
   }
   if (batch.empty()) {
     publish(log, false);

@@ -93,7 +93,7 @@ struct SchedulerMetrics {
   int64_t prefix_cache_hits = 0;
   int64_t forked_sequences = 0;  // choices 1..n-1 of n > 1 requests, started on a shared prompt
   int64_t forward_passes = 0;
-  int64_t preemptions = 0;  // sequences suspended to give their slot to another client
+  int64_t preemptions = 0;       // sequences suspended to give their slot to another client
   int32_t active = 0;            // current
   int32_t queued = 0;            // current
   int32_t cache_cells_used = 0;  // current

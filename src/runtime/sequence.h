@@ -142,9 +142,9 @@ class SequenceState {
                                     : generated_[static_cast<size_t>(i - prompt_token_count())];
   }
 
-  int32_t replayed_ = 0;                   // generated tokens re-computed after a suspension
-  int32_t prompt_cursor_ = 0;              // tokens to fill already scheduled (fill_token order)
-  int32_t n_past_ = 0;                     // tokens of this sequence in the cache
+  int32_t replayed_ = 0;       // generated tokens re-computed after a suspension
+  int32_t prompt_cursor_ = 0;  // tokens to fill already scheduled (fill_token order)
+  int32_t n_past_ = 0;         // tokens of this sequence in the cache
   bool wants_logits_ = false;
   bool pending_token_ = false;  // the last sampled token still needs decoding
   int32_t shifts_ = 0;

@@ -247,7 +247,8 @@ TEST(HybridModels, AQwen35FileWithAnMtpBlockRunsItsTrunkAlone) {
     auto model = LoadedModel::load(make_file(preset), LoadOptions{"cpu", 2});
     ASSERT_TRUE(model) << preset << ": " << model.error().message();
     const Metadata& metadata = (*model)->file().metadata();
-    EXPECT_EQ(metadata.get<uint32_t>("qwen35.block_count").value_or(0), std::string(preset) == "tiny" ? 4u : 5u);
+    EXPECT_EQ(metadata.get<uint32_t>("qwen35.block_count").value_or(0),
+              std::string(preset) == "tiny" ? 4u : 5u);
     EXPECT_EQ((*model)->model().shape().n_layer, 4);
     auto made = Tokenizer::from_metadata(metadata);
     ASSERT_TRUE(made) << made.error().message();

@@ -216,7 +216,8 @@ TEST(Scheduler, GrammarSequencesBesideOthersMatchThemAlone) {
     for (int i = 0; i < 6; ++i) {
       const Outcome together = collect(streams[static_cast<size_t>(i)]);
       EXPECT_FALSE(together.error) << kPrompts[i];
-      EXPECT_EQ(together.tokens, alone[static_cast<size_t>(i)].tokens) << kPrompts[i] << " parallel " << parallel;
+      EXPECT_EQ(together.tokens, alone[static_cast<size_t>(i)].tokens)
+          << kPrompts[i] << " parallel " << parallel;
       EXPECT_EQ(together.text, alone[static_cast<size_t>(i)].text);
     }
     EXPECT_EQ(scheduler->take_metrics().active, 0);

@@ -285,9 +285,9 @@ Architecture qwen35_architecture(std::vector<std::pair<std::string, SynthDims>> 
 
 // Presets: four blocks (three delta nets, then attention), at test sizes; and shapes of the
 // released models for speed (Qwen3.5-2B: 24 blocks of 2048, heads of 256; Qwen3.5-4B: 32 blocks
-// of 2560; Qwen3.5-9B: 32 blocks of 4096; Qwen3.6-35B-A3B: 40 blocks of 2048, 256 experts of 512, 8 used; Qwen3-Next-80B-A3B: 48
-// blocks of 2048, 512 experts of 512, 10 used; the MoE models with 8 query heads where they have
-// 16: synth sizes heads as n_embd / n_head). The delta nets' heads follow set_synth_dims' rule (16
+// of 2560; Qwen3.5-9B: 32 blocks of 4096; Qwen3.6-35B-A3B: 40 blocks of 2048, 256 experts of 512, 8 used;
+// Qwen3-Next-80B-A3B: 48 blocks of 2048, 512 experts of 512, 10 used; the MoE models with 8 query heads where
+// they have 16: synth sizes heads as n_embd / n_head). The delta nets' heads follow set_synth_dims' rule (16
 // key heads of 128 at these widths, twice as many value heads).
 const ArchitectureRegistration kQwen35{qwen35_architecture<Qwen35Kind::kDense>({
     {"tiny", {64, 4, 4, 2, 192, 512, 512}},

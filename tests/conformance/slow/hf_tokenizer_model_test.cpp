@@ -33,8 +33,10 @@ std::string synth_with(const std::string& package, const std::string& dir, const
   return path;
 }
 
-std::vector<int> sinter_tokens(const std::string& model, const std::string& text, const std::string& extra = "") {
-  return nlohmann::json::parse(sinter("tokenize " + shell_quote(model) + " " + shell_quote(text) + " " + extra))
+std::vector<int> sinter_tokens(const std::string& model, const std::string& text,
+                               const std::string& extra = "") {
+  return nlohmann::json::parse(
+             sinter("tokenize " + shell_quote(model) + " " + shell_quote(text) + " " + extra))
       .get<std::vector<int>>();
 }
 
@@ -93,11 +95,11 @@ TEST(HfTokenizerModel, ChatRendersTheModelsTemplate) {
   const std::string model = synth_with("qwen3", dir);
   const std::string messages = dir + "/messages.json";
   std::ofstream(messages) << R"([{"role": "user", "content": "Hello there"}])";
-  const std::string expected =
-      sinter("template " + shell_quote(model) + " --messages " + shell_quote(messages) + " --add-generation-prompt");
+  const std::string expected = sinter("template " + shell_quote(model) + " --messages " +
+                                      shell_quote(messages) + " --add-generation-prompt");
   ASSERT_NE(expected.find("<|im_start|>user\nHello there<|im_end|>"), std::string::npos) << expected;
-  const auto result = run_command("printf 'Hello there\\n' | " + shell_quote(testing::sinter_binary()) + " chat -m " +
-                                  shell_quote(model) + " --temp 0 -n 4 --show-prompt");
+  const auto result = run_command("printf 'Hello there\\n' | " + shell_quote(testing::sinter_binary()) +
+                                  " chat -m " + shell_quote(model) + " --temp 0 -n 4 --show-prompt");
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_EQ(result.err, expected);
   EXPECT_FALSE(result.out.empty());

