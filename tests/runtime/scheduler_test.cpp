@@ -243,6 +243,40 @@ TEST(Scheduler, CancelledRequestFreesItsSlot) {
   EXPECT_EQ(scheduler->take_metrics().active, 0);
 }
 
+// A sequence whose grammar samples on its own thread can be cancelled (its slot frees once the
+// sample is in) and a scheduler destroyed meanwhile waits for that thread.
+TEST(Scheduler, GrammarSequencesCancelAndShutDownCleanly) {
+  const auto grammar_request = [](uint64_t seed) {
+    SchedulerRequest r = request("Once upon a time", seed, 400);
+    r.options.grammar = "root ::= [a-z ]+";
+    r.options.ignore_eos = true;
+    return r;
+  };
+  {
+    auto scheduler = make(1);
+    auto stream = *scheduler->submit(grammar_request(5));
+    ASSERT_TRUE(stream->pop(std::chrono::milliseconds(10000)));
+    stream->cancel();
+    const Outcome rest = collect(stream);
+    EXPECT_EQ(rest.stats.stop_reason, StopReason::kCancelled);
+    const Outcome next = collect(*scheduler->submit(request("The cat", 6, 4)));
+    EXPECT_EQ(next.tokens.size(), 4u);
+    EXPECT_EQ(scheduler->take_metrics().active, 0);
+  }
+  std::shared_ptr<RequestStream> orphan;
+  {
+    auto scheduler = make(2);
+    orphan = *scheduler->submit(grammar_request(7));
+    auto other = *scheduler->submit(grammar_request(8));
+    ASSERT_TRUE(orphan->pop(std::chrono::milliseconds(10000)));
+  }  // destroyed while both may be sampling
+  bool ended = false;
+  for (const auto& event : orphan->drain()) {
+    if (event.kind == RequestEvent::Kind::kError || event.kind == RequestEvent::Kind::kDone) ended = true;
+  }
+  EXPECT_TRUE(ended);
+}
+
 TEST(Scheduler, InvalidRequestsAreRefusedAtSubmit) {
   auto scheduler = make(1);
   SchedulerRequest empty;
