@@ -9,61 +9,15 @@
 #include <string>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "model/registry.h"
-#include "model/synth.h"
-#include "support/test_paths.h"
+#include "support/model_files.h"
 
 namespace sinter {
 namespace {
 
-std::string tiny(const std::string& architecture) {
-  const std::string file = testing::scratch_dir() + "/" + architecture + "-tiny.gguf";
-  SynthOptions options;
-  options.architecture = architecture;
-  options.seed = 4;
-  const Status status = synthesize(options, file);
-  EXPECT_TRUE(status.ok()) << status.error().message();
-  return file;
-}
-
-// A copy of `source` with its metadata edited; `tensor` may drop a tensor (false) or give it
-// another shape (F32 zeros).
-using TensorEdit = std::function<bool(const std::string& name, std::vector<int64_t>& shape)>;
-std::string rewrite(const std::string& source, const std::string& name,
-                    const std::function<void(Metadata&)>& edit, const TensorEdit& tensor) {
-  auto file = GgufFile::open(source);
-  EXPECT_TRUE(file.ok());
-  GgufWriter writer;
-  for (const auto& [key, value] : file->metadata().entries()) writer.metadata().set(key, value);
-  edit(writer.metadata());
-  for (const auto& t : file->tensors()) {
-    std::vector<int64_t> shape = t.shape;
-    if (!tensor(t.name, shape)) continue;
-    if (shape == t.shape) {
-      EXPECT_TRUE(
-          writer.add_tensor_bytes(t.name, t.type, shape, std::vector<uint8_t>(t.data, t.data + t.bytes)));
-    } else {
-      int64_t count = 1;
-      for (int64_t d : shape) count *= d;
-      EXPECT_TRUE(writer.add_tensor_bytes(t.name, DType::F32, shape,
-                                          std::vector<uint8_t>(static_cast<size_t>(count) * sizeof(float))));
-    }
-  }
-  const std::string path = testing::scratch_dir() + "/" + name + ".gguf";
-  const Status written = writer.write(path);
-  EXPECT_TRUE(written.ok()) << written.error().message();
-  return path;
-}
-
-Result<std::unique_ptr<Model>> load(const std::string& path, const std::string& architecture) {
-  SINTER_ASSIGN(GgufFile file, GgufFile::open(path));
-  WeightBinder binder(file, WeightBinder::Mode::kBind);
-  SINTER_ASSIGN(auto model, find_architecture(architecture)->create(file.metadata(), binder));
-  binder.finish();
-  SINTER_TRY(binder.status());
-  return model;
-}
+using testing::bind_model;
+using testing::rewrite_gguf;
+using testing::synth_tiny;
 
 bool has_tensor(const std::string& path, const std::string& name) {
   auto file = GgufFile::open(path);
@@ -71,11 +25,11 @@ bool has_tensor(const std::string& path, const std::string& name) {
 }
 
 TEST(FalconH1, EveryBlockIsBothAKvLayerAndARecurrentLayer) {
-  const std::string path = tiny("falcon-h1");
+  const std::string path = synth_tiny("falcon-h1");
   EXPECT_TRUE(has_tensor(path, "blk.0.ffn_norm"));  // as llama.cpp's converter names it
   EXPECT_FALSE(has_tensor(path, "blk.0.ffn_norm.weight"));
   EXPECT_TRUE(has_tensor(path, "blk.0.ssm_norm.weight"));
-  auto model = load(path, "falcon-h1");
+  auto model = bind_model(path, "falcon-h1");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ModelShape& shape = (*model)->shape();
   EXPECT_EQ(shape.n_layer, 2);
@@ -89,10 +43,10 @@ TEST(FalconH1, EveryBlockIsBothAKvLayerAndARecurrentLayer) {
 }
 
 TEST(FalconH1, TheMambaNormIsOptional) {
-  const std::string path = rewrite(
-      tiny("falcon-h1"), "falcon-h1-no-ssm-norm", [](Metadata&) {},
+  const std::string path = rewrite_gguf(
+      synth_tiny("falcon-h1"), "falcon-h1-no-ssm-norm", [](Metadata&) {},
       [](const std::string& name, std::vector<int64_t>&) { return !name.ends_with(".ssm_norm.weight"); });
-  auto model = load(path, "falcon-h1");
+  auto model = bind_model(path, "falcon-h1");
   EXPECT_TRUE(model.ok()) << model.error().message();
 }
 
@@ -113,7 +67,8 @@ TEST(FalconH1, HeadsAreSizedByTheirKeysNotByNEmbd) {
     if (name.ends_with(".attn_output.weight")) shape = {3 * 32, 64};
     return true;
   };
-  auto model = load(rewrite(tiny("falcon-h1"), "falcon-h1-three-heads", edit, heads), "falcon-h1");
+  auto model =
+      bind_model(rewrite_gguf(synth_tiny("falcon-h1"), "falcon-h1-three-heads", edit, heads), "falcon-h1");
   ASSERT_TRUE(model.ok()) << model.error().message();
   EXPECT_EQ((*model)->shape().kv_layers[0].k_row, 32);
 
@@ -122,14 +77,15 @@ TEST(FalconH1, HeadsAreSizedByTheirKeysNotByNEmbd) {
     edit(m);
     m.erase("falcon-h1.attention.key_length");
   };
-  auto refused = load(rewrite(tiny("falcon-h1"), "falcon-h1-unsized", unsized, heads), "falcon-h1");
+  auto refused =
+      bind_model(rewrite_gguf(synth_tiny("falcon-h1"), "falcon-h1-unsized", unsized, heads), "falcon-h1");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find("not divisible by 3 heads"), std::string::npos)
       << refused.error().message();
 }
 
 TEST(Jamba, PerLayerHeadsPickAttentionAndTheFilePicksTheExperts) {
-  const std::string path = tiny("jamba");
+  const std::string path = synth_tiny("jamba");
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file.ok());
   auto heads = file->metadata().get<std::vector<uint32_t>>("jamba.attention.head_count_kv");
@@ -138,7 +94,7 @@ TEST(Jamba, PerLayerHeadsPickAttentionAndTheFilePicksTheExperts) {
   for (int il : {1, 3}) EXPECT_NE(file->find_tensor(format_name("blk.%d.ffn_gate_inp.weight", il)), nullptr);
   for (int il : {0, 2}) EXPECT_NE(file->find_tensor(format_name("blk.%d.ffn_gate.weight", il)), nullptr);
   EXPECT_NE(file->find_tensor("blk.0.ssm_dt_norm.weight"), nullptr);  // Jamba's weighted norms
-  auto model = load(path, "jamba");
+  auto model = bind_model(path, "jamba");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ModelShape& shape = (*model)->shape();
   ASSERT_EQ(shape.kv_layers.size(), 1u);  // block 2
@@ -152,9 +108,9 @@ TEST(Jamba, PerLayerHeadsPickAttentionAndTheFilePicksTheExperts) {
     if (name.find("_exps.") != std::string::npos || name.ends_with("ffn_gate_inp.weight")) return false;
     return true;
   };
-  auto dense_file = rewrite(
+  auto dense_file = rewrite_gguf(
       path, "jamba-dense-block-1", [](Metadata&) {}, dense);
-  auto refused = load(dense_file, "jamba");  // blk.1 has neither experts nor a dense FFN
+  auto refused = bind_model(dense_file, "jamba");  // blk.1 has neither experts nor a dense FFN
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find("blk.1.ffn_gate.weight"), std::string::npos)
       << refused.error().message();

@@ -8,53 +8,18 @@
 #include <string>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "model/registry.h"
-#include "model/synth.h"
-#include "support/test_paths.h"
+#include "support/model_files.h"
 
 namespace sinter {
 namespace {
 
-std::string tiny(const std::string& architecture) {
-  const std::string file = testing::scratch_dir() + "/" + architecture + "-tiny.gguf";
-  SynthOptions options;
-  options.architecture = architecture;
-  options.seed = 4;
-  const Status status = synthesize(options, file);
-  EXPECT_TRUE(status.ok()) << status.error().message();
-  return file;
-}
-
-// A copy of `source` with its metadata edited.
-std::string rewrite(const std::string& source, const std::string& name,
-                    const std::function<void(Metadata&)>& edit) {
-  auto file = GgufFile::open(source);
-  EXPECT_TRUE(file.ok()) << file.error().message();
-  GgufWriter writer;
-  for (const auto& [key, value] : file->metadata().entries()) writer.metadata().set(key, value);
-  edit(writer.metadata());
-  for (const auto& t : file->tensors()) {
-    EXPECT_TRUE(
-        writer.add_tensor_bytes(t.name, t.type, t.shape, std::vector<uint8_t>(t.data, t.data + t.bytes)));
-  }
-  const std::string path = testing::scratch_dir() + "/" + name + ".gguf";
-  const Status written = writer.write(path);
-  EXPECT_TRUE(written.ok()) << written.error().message();
-  return path;
-}
-
-Result<std::unique_ptr<Model>> load(const std::string& path, const std::string& architecture) {
-  SINTER_ASSIGN(GgufFile file, GgufFile::open(path));
-  WeightBinder binder(file, WeightBinder::Mode::kBind);
-  SINTER_ASSIGN(auto model, find_architecture(architecture)->create(file.metadata(), binder));
-  binder.finish();
-  SINTER_TRY(binder.status());
-  return model;
-}
+using testing::bind_model;
+using testing::rewrite_gguf;
+using testing::synth_tiny;
 
 TEST(Qwen35, EveryFourthBlockIsAttentionTheOthersDeltaNets) {
-  const std::string path = tiny("qwen35");
+  const std::string path = synth_tiny("qwen35");
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file.ok());
   const Metadata& md = file->metadata();
@@ -68,7 +33,7 @@ TEST(Qwen35, EveryFourthBlockIsAttentionTheOthersDeltaNets) {
   // The query projection is twice as wide as the queries: a gate per query value.
   EXPECT_EQ(file->find_tensor("blk.3.attn_q.weight")->shape, (std::vector<int64_t>{64, 2 * 4 * 16}));
 
-  auto model = load(path, "qwen35");
+  auto model = bind_model(path, "qwen35");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ModelShape& shape = (*model)->shape();
   EXPECT_EQ(shape.n_layer, 4);
@@ -87,10 +52,10 @@ TEST(Qwen35, EveryFourthBlockIsAttentionTheOthersDeltaNets) {
 
 TEST(Qwen35, TheIntervalDecidesWhichBlocksAreAttention) {
   // Every second block attention: block 1 must then have attention weights, which it has not.
-  const auto refused =
-      load(rewrite(tiny("qwen35"), "qwen35-interval-2",
+  const auto refused = bind_model(
+      rewrite_gguf(synth_tiny("qwen35"), "qwen35-interval-2",
                    [](Metadata& m) { m.set("qwen35.full_attention_interval", GgufValue::of_u32(2)); }),
-           "qwen35");
+      "qwen35");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find("blk.1.attn_q.weight"), std::string::npos)
       << refused.error().message();
@@ -99,72 +64,76 @@ TEST(Qwen35, TheIntervalDecidesWhichBlocksAreAttention) {
 TEST(Qwen35, SectionsMustRotateEveryPairForText) {
   // Three sections, as a converter writes Qwen's [11, 11, 10] when the checkpoint gives them:
   // read as [1, 1, 0, 0].
-  EXPECT_TRUE(load(rewrite(tiny("qwen35"), "qwen35-three-sections",
-                           [](Metadata& m) {
-                             m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({1, 1, 0}));
-                           }),
-                   "qwen35")
-                  .ok());
+  EXPECT_TRUE(
+      bind_model(rewrite_gguf(synth_tiny("qwen35"), "qwen35-three-sections",
+                              [](Metadata& m) {
+                                m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({1, 1, 0}));
+                              }),
+                 "qwen35")
+          .ok());
   // [0, 0, 1]: pair 0 falls in no section for text tokens (llama.cpp leaves it unrotated).
   const auto refused =
-      load(rewrite(tiny("qwen35"), "qwen35-unrotated",
-                   [](Metadata& m) {
-                     m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({0, 0, 1, 0}));
-                   }),
-           "qwen35");
+      bind_model(rewrite_gguf(synth_tiny("qwen35"), "qwen35-unrotated",
+                              [](Metadata& m) {
+                                m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({0, 0, 1, 0}));
+                              }),
+                 "qwen35");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find("unrotated"), std::string::npos) << refused.error().message();
   // More than four sections.
-  EXPECT_FALSE(load(rewrite(tiny("qwen35"), "qwen35-five-sections",
-                            [](Metadata& m) {
-                              m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({1, 1, 0, 0, 0}));
-                            }),
-                    "qwen35")
-                   .ok());
+  EXPECT_FALSE(
+      bind_model(rewrite_gguf(synth_tiny("qwen35"), "qwen35-five-sections",
+                              [](Metadata& m) {
+                                m.set("qwen35.rope.dimension_sections", GgufValue::of_i32s({1, 1, 0, 0, 0}));
+                              }),
+                 "qwen35")
+          .ok());
 }
 
 TEST(Qwen35, RefusesWhatItCannotRun) {
   // Key heads of another size than value heads.
-  auto unequal = load(rewrite(tiny("qwen35"), "qwen35-unequal-heads",
+  auto unequal =
+      bind_model(rewrite_gguf(synth_tiny("qwen35"), "qwen35-unequal-heads",
                               [](Metadata& m) { m.set("qwen35.ssm.state_size", GgufValue::of_u32(8)); }),
-                      "qwen35");
+                 "qwen35");
   ASSERT_FALSE(unequal.ok());
   EXPECT_NE(unequal.error().message().find("ssm.state_size"), std::string::npos) << unequal.error().message();
   // A per-layer list of the recurrent layers, which sinter does not read.
-  auto listed = load(rewrite(tiny("qwen35"), "qwen35-recurrent-layers",
-                             [](Metadata& m) {
-                               m.set("qwen35.attention.recurrent_layers", GgufValue::of_i32s({1, 1, 1, 0}));
-                             }),
-                     "qwen35");
+  auto listed =
+      bind_model(rewrite_gguf(synth_tiny("qwen35"), "qwen35-recurrent-layers",
+                              [](Metadata& m) {
+                                m.set("qwen35.attention.recurrent_layers", GgufValue::of_i32s({1, 1, 1, 0}));
+                              }),
+                 "qwen35");
   ASSERT_FALSE(listed.ok());
   EXPECT_NE(listed.error().message().find("recurrent_layers"), std::string::npos) << listed.error().message();
 }
 
 TEST(Qwen35Moe, SharedExpertHasAGateAndTheDenseLengthIsOptional) {
-  const std::string path = tiny("qwen35moe");
+  const std::string path = synth_tiny("qwen35moe");
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(file->find_tensor("blk.0.ffn_gate_inp_shexp.weight")->shape, (std::vector<int64_t>{64}));
   EXPECT_NE(file->find_tensor("blk.0.ffn_up_shexp.weight"), nullptr);
   EXPECT_NE(file->find_tensor("blk.3.ffn_down_exps.weight"), nullptr);
-  EXPECT_TRUE(load(path, "qwen35moe").ok());
+  EXPECT_TRUE(bind_model(path, "qwen35moe").ok());
   // Without feed_forward_length: the experts' and the shared expert's lengths are their own keys.
-  const auto no_dense =
-      load(rewrite(path, "qwen35moe-no-ff", [](Metadata& m) { m.erase("qwen35moe.feed_forward_length"); }),
-           "qwen35moe");
+  const auto no_dense = bind_model(
+      rewrite_gguf(path, "qwen35moe-no-ff", [](Metadata& m) { m.erase("qwen35moe.feed_forward_length"); }),
+      "qwen35moe");
   EXPECT_TRUE(no_dense.ok()) << no_dense.error().message();
   // ... which then cannot be left out too.
-  const auto none = load(rewrite(tiny("qwen35moe"), "qwen35moe-no-lengths",
-                                 [](Metadata& m) {
-                                   m.erase("qwen35moe.feed_forward_length");
-                                   m.erase("qwen35moe.expert_feed_forward_length");
-                                 }),
-                         "qwen35moe");
+  const auto none = bind_model(rewrite_gguf(synth_tiny("qwen35moe"), "qwen35moe-no-lengths",
+                                            [](Metadata& m) {
+                                              m.erase("qwen35moe.feed_forward_length");
+                                              m.erase("qwen35moe.expert_feed_forward_length");
+                                            }),
+                               "qwen35moe");
   EXPECT_FALSE(none.ok());
 }
 
 TEST(Qwen3Next, FusesBetaAndAlphaAndRotatesWithoutSections) {
-  const std::string path = tiny("qwen3next");
+  const std::string path = synth_tiny("qwen3next");
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->metadata().contains("qwen3next.rope.dimension_sections"));
@@ -172,7 +141,7 @@ TEST(Qwen3Next, FusesBetaAndAlphaAndRotatesWithoutSections) {
   EXPECT_EQ(file->find_tensor("blk.0.ssm_ba.weight")->shape, (std::vector<int64_t>{64, 2 * 4}));
   EXPECT_EQ(file->find_tensor("blk.0.ssm_beta.weight"), nullptr);
   EXPECT_NE(file->find_tensor("blk.0.ffn_gate_inp_shexp.weight"), nullptr);
-  auto model = load(path, "qwen3next");
+  auto model = bind_model(path, "qwen3next");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ModelShape& shape = (*model)->shape();
   ASSERT_EQ(shape.kv_layers.size(), 1u);
