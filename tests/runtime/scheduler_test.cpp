@@ -229,11 +229,11 @@ TEST(Scheduler, GrammarSequencesBesideOthersMatchThemAlone) {
   }
 }
 
-TEST(Scheduler, CancelledRequestFreesItsSlot) {
+// `r` (a long request) cancelled after its first event ends as cancelled and frees the only slot.
+void expect_cancelling_frees_the_slot(SchedulerRequest r) {
   auto scheduler = make(1);
-  auto stream = *scheduler->submit(request("Once upon a time", 5, 500, 0.9f));
-  auto first = stream->pop(std::chrono::milliseconds(10000));
-  ASSERT_TRUE(first);
+  auto stream = *scheduler->submit(std::move(r));
+  ASSERT_TRUE(stream->pop(std::chrono::milliseconds(10000)));
   stream->cancel();
   const Outcome rest = collect(stream);
   EXPECT_EQ(rest.stats.stop_reason, StopReason::kCancelled);
@@ -241,6 +241,10 @@ TEST(Scheduler, CancelledRequestFreesItsSlot) {
   const Outcome next = collect(*scheduler->submit(request("The cat", 6, 4)));
   EXPECT_EQ(next.tokens.size(), 4u);
   EXPECT_EQ(scheduler->take_metrics().active, 0);
+}
+
+TEST(Scheduler, CancelledRequestFreesItsSlot) {
+  expect_cancelling_frees_the_slot(request("Once upon a time", 5, 500, 0.9f));
 }
 
 // A sequence whose grammar samples on its own thread can be cancelled (its slot frees once the
@@ -252,17 +256,7 @@ TEST(Scheduler, GrammarSequencesCancelAndShutDownCleanly) {
     r.options.ignore_eos = true;
     return r;
   };
-  {
-    auto scheduler = make(1);
-    auto stream = *scheduler->submit(grammar_request(5));
-    ASSERT_TRUE(stream->pop(std::chrono::milliseconds(10000)));
-    stream->cancel();
-    const Outcome rest = collect(stream);
-    EXPECT_EQ(rest.stats.stop_reason, StopReason::kCancelled);
-    const Outcome next = collect(*scheduler->submit(request("The cat", 6, 4)));
-    EXPECT_EQ(next.tokens.size(), 4u);
-    EXPECT_EQ(scheduler->take_metrics().active, 0);
-  }
+  expect_cancelling_frees_the_slot(grammar_request(5));
   std::shared_ptr<RequestStream> orphan;
   {
     auto scheduler = make(2);
