@@ -66,10 +66,9 @@ struct Scheduler::Slot {
   Slot* leader = nullptr;        // set while waiting for the leader's prompt (n > 1)
   std::vector<Slot*> followers;  // choices waiting for this slot's prompt (n > 1)
   // Sampling on its own thread (a grammar may take longer than a pass): the logits it samples
-  // from, its result, and whether it is done (guarded by the scheduler's mutex_). The scheduler
-  // thread leaves `state` alone while `sampling`.
+  // from, and its result once done (guarded by the scheduler's mutex_). The scheduler thread
+  // leaves `state` alone while `sampling`.
   bool sampling = false;
-  bool sampled = false;
   std::vector<float> sample_logits;
   std::optional<Result<std::string>> sample_result;
   std::future<void> sampler;
@@ -197,8 +196,8 @@ void Scheduler::loop() {
       // slots): wait for one of them to finish, or for a new request.
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait_for(lock, std::chrono::milliseconds(50), [&] {
-        return stopping_ ||
-               std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->sampled; });
+        return stopping_ || std::any_of(slots_.begin(), slots_.end(),
+                                        [](const auto& s) { return s->sample_result.has_value(); });
       });
     }
   }
@@ -222,6 +221,11 @@ void Scheduler::loop() {
   }
 }
 
+std::ptrdiff_t Scheduler::running_of(const std::string& client) const {
+  return std::count_if(slots_.begin(), slots_.end(),
+                       [&](const auto& slot) { return slot->active() && slot->client == client; });
+}
+
 size_t Scheduler::next_waiting() const {
   // Lowest (sequences running, last admission) first; the queue's order breaks ties.
   size_t best = 0;
@@ -229,11 +233,9 @@ size_t Scheduler::next_waiting() const {
   for (size_t i = 0; i < queue_.size(); ++i) {
     const Pending& pending = *queue_[i];
     if (pending.stream->cancelled()) return i;  // taken out at once
-    const std::ptrdiff_t running = std::count_if(slots_.begin(), slots_.end(), [&](const auto& slot) {
-      return slot->active() && slot->client == pending.client;
-    });
     const auto last = last_admitted_.find(pending.client);
-    const std::pair<std::ptrdiff_t, uint64_t> key{running, last == last_admitted_.end() ? 0 : last->second};
+    const std::pair<std::ptrdiff_t, uint64_t> key{running_of(pending.client),
+                                                  last == last_admitted_.end() ? 0 : last->second};
     if (key < best_key) {
       best = i;
       best_key = key;
@@ -256,11 +258,7 @@ void Scheduler::note_admitted(const std::string& client) {
 }
 
 bool Scheduler::preempt_for(const std::string& client) {
-  const auto running = [&](const std::string& of) {
-    return std::count_if(slots_.begin(), slots_.end(),
-                         [&](const auto& slot) { return slot->active() && slot->client == of; });
-  };
-  const std::ptrdiff_t waiting_has = running(client);
+  const std::ptrdiff_t waiting_has = running_of(client);
   Slot* victim = nullptr;
   std::ptrdiff_t victim_has = 0;
   for (auto& slot : slots_) {
@@ -270,7 +268,7 @@ bool Scheduler::preempt_for(const std::string& client) {
         slot->stream->choices() != 1 || !slot->state->suspendable()) {
       continue;
     }
-    const std::ptrdiff_t has = running(slot->client);
+    const std::ptrdiff_t has = running_of(slot->client);
     // Only from a client that would still run more than the waiting one: no back and forth.
     if (has < waiting_has + 2) continue;
     // The client running the most gives up its newest sequence (the least work to redo).
@@ -505,7 +503,6 @@ void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log)
     }
     std::lock_guard<std::mutex> lock(mutex_);
     slot.sample_result = std::move(text);
-    slot.sampled = true;
     wake_.notify_all();
   };
   try {
@@ -524,10 +521,9 @@ bool Scheduler::collect_samples(StepLog& log) {
     std::optional<Result<std::string>> text;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!slot->sampled) continue;
+      if (!slot->sample_result) continue;
       text = std::move(slot->sample_result);
       slot->sample_result.reset();
-      slot->sampled = false;
     }
     slot->sampler.get();
     slot->sampling = false;
@@ -634,10 +630,9 @@ bool Scheduler::step() {
   };
   // Generation steps first (one token each), then prompt chunks in the room that is left.
   // Choices waiting for their leader's prompt and sequences still sampling are not scheduled;
-  // a finished one that is about to be reported neither.
-  const auto runnable = [&](const Slot& slot) {
-    return slot.active() && !slot.waiting() && !slot.sampling &&
-           std::find(log.completed.begin(), log.completed.end(), &slot) == log.completed.end();
+  // a finished one (its end reported by publish) neither.
+  const auto runnable = [](const Slot& slot) {
+    return slot.active() && !slot.waiting() && !slot.sampling && !slot.state->finished();
   };
   for (auto& slot : slots_) {
     if (runnable(*slot) && !slot->state->prefilling()) add(*slot, 1);

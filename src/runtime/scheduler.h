@@ -130,6 +130,8 @@ class Scheduler {
   // With mutex_ held: suspends a sequence of a client that runs at least two more than
   // `client` (see above) and queues it again; false when there is none.
   bool preempt_for(const std::string& client);
+  // Sequences of `client` running now.
+  std::ptrdiff_t running_of(const std::string& client) const;
   // With mutex_ held: the index in queue_ of the request to admit next (fairness above).
   size_t next_waiting() const;
   // Records an admission of `client`'s request (and forgets idle clients beyond a bound).
