@@ -487,7 +487,7 @@ void Scheduler::finish(Slot& slot, std::optional<Error> error) {
 
 void Scheduler::deliver(Slot& slot, std::span<const float> logits, StepLog& log) {
   SequenceState& state = *slot.state;
-  if (!state.has_grammar() || slot.stream->choices() != 1) {
+  if (!state.grammar_constrains() || slot.stream->choices() != 1) {
     after_sampling(slot, state.accept_logits(logits), log);
     return;
   }

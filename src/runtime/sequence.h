@@ -97,8 +97,9 @@ class SequenceState {
   // first token, re-computing the prompt and the tokens generated so far without sampling, so
   // the sequence goes on as if nothing had happened. Requires suspendable().
   void suspend();
-  // Whether sampling may cost more than a pass (a grammar constrains it).
-  bool has_grammar() const { return !options_.grammar.empty(); }
+  // Whether a grammar constrains the next sampling (a lazy one once triggered): sampling may
+  // then cost more than a pass.
+  bool grammar_constrains() const { return sampler_.grammar_active(); }
   // The whole prompt is already in this sequence's cells (forked from a sequence that computed
   // it, n > 1): nothing is scheduled for it, and the next accept_logits takes the logits of the
   // last prompt token.
