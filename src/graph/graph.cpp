@@ -58,11 +58,13 @@ bool is_state(const Tensor* state, std::array<int64_t, kMaxDims> ne) {
   return state->type == DType::F32 && state->is_contiguous() && state->ne == ne && state->elements() > 0;
 }
 
-// A recurrent op's slots: I32 [n_tokens], contiguous.
+// A recurrent op's slots: I32 [n_tokens], or [n_tokens, 2] with snapshot planes, contiguous.
+bool is_slots(const Tensor* slots, int64_t n_tokens) {
+  return slots->type == DType::I32 && slots->is_contiguous() && slots->ne[0] == n_tokens &&
+         (slots->ne[1] == 1 || slots->ne[1] == 2) && slots->ne[2] == 1 && slots->ne[3] == 1;
+}
 void require_slots(const Tensor* slots, int64_t n_tokens, const char* what, const Tensor* x) {
-  require(
-      slots->type == DType::I32 && slots->is_contiguous() && slots->ne[0] == n_tokens && slots->rows() == 1,
-      what, slots, x);
+  require(is_slots(slots, n_tokens), what, slots, x);
 }
 
 void store_rope_params(Tensor* node, const RopeParams& p) {
@@ -351,9 +353,7 @@ void require_wkv_operands(const char* op, std::initializer_list<const Tensor*> p
   check(state->type == DType::F32 && state->ne[0] == first->ne[0] && state->ne[1] == first->ne[0] &&
             state->ne[2] == first->ne[1] && state->ne[3] > 0 && state->is_contiguous(),
         "state F32 [N, N, H, S], contiguous", first, state);
-  check(slots->type == DType::I32 && slots->ne[0] == first->ne[2] && slots->rows() == 1 &&
-            slots->is_contiguous(),
-        "slots I32 [T]", first, slots);
+  check(is_slots(slots, first->ne[2]), "slots I32 [T] or [T, 2]", first, slots);
 }
 
 }  // namespace
@@ -390,7 +390,7 @@ Tensor* Graph::gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tenso
           "gated_delta_net beta F32 [H, T]", beta, v);
   require(is_state(state, {d_v, d_k, n_head, state->ne[3]}),
           "gated_delta_net state F32 [d_v, d_k, H, S], contiguous", state, v);
-  require_slots(slots, n_tokens, "gated_delta_net slots I32 [T]", v);
+  require_slots(slots, n_tokens, "gated_delta_net slots I32 [T or [T, 2]", v);
   require(std::isfinite(params.scale), "gated_delta_net scale must be finite", q);
   Tensor* t = new_node(Op::kGatedDeltaNet, DType::F32, {d_v * n_head, n_tokens, 1, 1},
                        {q, k, v, g, beta, state, slots});
@@ -481,7 +481,7 @@ Tensor* Graph::ssm_conv(Tensor* x, Tensor* weight, Tensor* state, Tensor* slots)
           "ssm_conv weight F32 [k >= 2, d]", weight, x);
   require(is_state(state, {k - 1, d, state->ne[2], 1}), "ssm_conv state F32 [k - 1, d, S], contiguous", state,
           weight);
-  require_slots(slots, n_tokens, "ssm_conv slots I32 [T]", x);
+  require_slots(slots, n_tokens, "ssm_conv slots I32 [T or [T, 2]", x);
   return new_node(Op::kSsmConv, DType::F32, {d, n_tokens, 1, 1}, {x, weight, state, slots});
 }
 
@@ -500,7 +500,7 @@ Tensor* Graph::ssm_scan(Tensor* x, Tensor* dt, Tensor* A, Tensor* B, Tensor* C, 
           "ssm_scan A F32 [d_state or 1, H]", A, x);
   require(is_state(state, {d_state, head_dim, n_head, state->ne[3]}),
           "ssm_scan state F32 [d_state, head_dim, H, S], contiguous", state, x);
-  require_slots(slots, n_tokens, "ssm_scan slots I32 [T]", x);
+  require_slots(slots, n_tokens, "ssm_scan slots I32 [T or [T, 2]", x);
   return new_node(Op::kSsmScan, DType::F32, {head_dim, n_head, n_tokens, 1}, {x, dt, A, B, C, state, slots});
 }
 
@@ -508,7 +508,7 @@ Tensor* Graph::token_shift(Tensor* x, Tensor* state, Tensor* slots) {
   require(tokens_packed(x, 1), "token_shift x F32 [d, T], each token's values contiguous", x);
   require(is_state(state, {x->ne[0], state->ne[1], 1, 1}), "token_shift state F32 [d, S], contiguous", state,
           x);
-  require_slots(slots, x->ne[1], "token_shift slots I32 [T]", x);
+  require_slots(slots, x->ne[1], "token_shift slots I32 [T or [T, 2]", x);
   return new_node(Op::kTokenShift, DType::F32, {x->ne[0], x->ne[1], 1, 1}, {x, state, slots});
 }
 

@@ -84,6 +84,12 @@ inline AttentionCacheHeads attention_cache_heads(const Tensor& k, const Tensor& 
   return {per_row, per_row * k.ne[2], v.ne[0] / per_row};
 }
 
+// A recurrent op's snapshot planes (its slots' second row, Graph's "Snapshots"), or null when
+// its slots have none: token t's state is copied to plane snapshots[t] when that is >= 0.
+inline const int32_t* state_snapshots(const Tensor& slots) {
+  return slots.ne[1] == 2 ? slots.data_as<const int32_t>() + slots.ne[0] : nullptr;
+}
+
 class Graph {
  public:
   Graph() = default;
@@ -224,6 +230,12 @@ class Graph {
   // inputs, so how a sequence is split over calls, and what else is in the batch, changes no bit.
   // Inputs x, dt, B, C may be views whose tokens lie at any stride (each token's values
   // contiguous): the parts of a fused projection.
+  //
+  // Snapshots (every recurrent op here and above): `slots` may be I32 [T, 2], its second row
+  // giving per token a plane of `state` (a slot number past the sequences' own, or −1 for none)
+  // that receives a copy of the token's slot's state as it is right after that token. The memory
+  // keeps a sequence's last few states so (memory/recurrent_state.h: rolling back rejected
+  // drafts). A copy changes nothing the op computes.
   //
   // Causal depthwise 1-D convolution (Mamba's conv1d; LFM2's short convolution). x [d, T],
   // weight [k, d] (GGUF ssm_conv1d.weight: k the kernel width, k >= 2), state [k-1, d, S] -> y

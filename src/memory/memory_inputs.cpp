@@ -53,6 +53,15 @@ Status StateSlotsInput::set(std::span<const BatchEntry> batch) {
                       batch.size());
   }
   tensor_set(*tensor_, slots.data(), slots.size());
+  if (tensor_->ne[1] == 2) {
+    // The second row: the plane each token leaves its state in (graph.h: snapshots).
+    const auto snapshots = state_.placed_snapshots();
+    if (snapshots.size() != batch.size())
+      return make_error(ErrorCode::kInternal, "state snapshots of ", snapshots.size(),
+                        " tokens for a pass of ", batch.size());
+    const size_t bytes = snapshots.size() * sizeof(int32_t);
+    tensor_set(*tensor_, snapshots.data(), bytes, bytes);
+  }
   return ok_status();
 }
 

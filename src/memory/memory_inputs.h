@@ -48,7 +48,8 @@ class AlibiPositionsInput final : public PassInput {
   std::vector<int32_t> values_;  // reused across passes
 };
 
-// I32 [n_tokens]: the recurrent state slot of each token's sequence.
+// I32 [n_tokens]: the recurrent state slot of each token's sequence; I32 [n_tokens, 2] when the
+// state keeps snapshots, the second row the plane each token leaves its state in.
 class StateSlotsInput final : public PassInput {
  public:
   StateSlotsInput(Tensor* tensor, RecurrentState& state) : PassInput(tensor), state_(state) {}

@@ -21,7 +21,7 @@ size_t RecurrentState::sequence_bytes_for(const std::vector<RecurrentLayerShape>
 }
 
 size_t RecurrentState::bytes_for(const RecurrentStateOptions& options) {
-  return sequence_bytes_for(options.layers) * static_cast<size_t>(std::max(options.n_seq_max, 0));
+  return sequence_bytes_for(options.layers) * static_cast<size_t>(std::max<int64_t>(planes_for(options), 0));
 }
 
 Result<std::unique_ptr<RecurrentState>> RecurrentState::create(const RecurrentStateOptions& options,
@@ -29,6 +29,10 @@ Result<std::unique_ptr<RecurrentState>> RecurrentState::create(const RecurrentSt
   if (options.n_seq_max < 1 || options.n_seq_max > kMaxSequences) {
     return make_error(ErrorCode::kInvalidArgument, "state slots must be between 1 and ", kMaxSequences,
                       ", got ", options.n_seq_max);
+  }
+  if (options.rollback_tokens < 0 || options.rollback_tokens > kMaxRollbackTokens) {
+    return make_error(ErrorCode::kInvalidArgument, "the tokens a state can roll back must be between 0 and ",
+                      kMaxRollbackTokens, ", got ", options.rollback_tokens);
   }
   if (options.checkpoint_interval < 1) {
     return make_error(ErrorCode::kInvalidArgument, "the checkpoint interval must be positive, got ",
@@ -44,14 +48,16 @@ Result<std::unique_ptr<RecurrentState>> RecurrentState::create(const RecurrentSt
   memory->options_ = options;
   memory->slot_bytes_ = sequence_bytes_for(options.layers);
   memory->slot_of_.fill(-1);
+  memory->ring_from_.fill(kNoRing);
   memory->slot_used_.assign(static_cast<size_t>(options.n_seq_max), false);
   const size_t total = bytes_for(options);
   if (backend != nullptr && total > 0) {
     // A kCache buffer starts zeroed: an unused slot reads as an empty state.
     SINTER_ASSIGN(memory->buffer_, backend->allocate(BufferUsage::kCache, total));
   }
-  // Tensor by tensor, each with its planes of all slots together ([ne..., slots]): graphs hold
-  // pointers to these tensors.
+  // Tensor by tensor, each with its planes of all slots together ([ne..., planes]: the slots,
+  // then the rings): graphs hold pointers to these tensors.
+  const int64_t planes = planes_for(options);
   memory->states_.resize(options.layers.size());
   size_t offset = 0;
   for (size_t il = 0; il < options.layers.size(); ++il) {
@@ -60,9 +66,9 @@ Result<std::unique_ptr<RecurrentState>> RecurrentState::create(const RecurrentSt
     for (size_t is = 0; is < options.layers[il].states.size(); ++is) {
       const RecurrentStateShape& shape = options.layers[il].states[is];
       layer.push_back(make_persistent("state-" + std::to_string(il) + "-" + std::to_string(is), DType::F32,
-                                      {shape.ne[0], shape.ne[1], shape.ne[2], options.n_seq_max}, nullptr));
+                                      {shape.ne[0], shape.ne[1], shape.ne[2], planes}, nullptr));
       if (memory->buffer_) bind_tensor(layer.back(), *memory->buffer_, offset);
-      offset += static_cast<size_t>(shape.elements()) * kFloat * static_cast<size_t>(options.n_seq_max);
+      offset += static_cast<size_t>(shape.elements()) * kFloat * static_cast<size_t>(planes);
     }
   }
   return memory;
@@ -96,6 +102,17 @@ void RecurrentState::zero_slot(int32_t slot) {
   }
 }
 
+int32_t RecurrentState::ring_plane(int32_t slot, Position position) const {
+  const int32_t size = ring_size(options_);
+  return options_.n_seq_max + slot * size + position % size;
+}
+
+bool RecurrentState::in_ring(SequenceId sequence, Position position) const {
+  const auto i = static_cast<size_t>(sequence);
+  return slot_of_[i] >= 0 && ring_from_[i] <= position && position < next_[i];
+}
+
+// Copies every state tensor's plane `from` to plane `to` (a slot's or a ring's).
 void RecurrentState::copy_slot(int32_t from, int32_t to) {
   if (!buffer_ || from == to) return;
   for (std::vector<Tensor>& layer : states_) {
@@ -146,6 +163,7 @@ void RecurrentState::release_slot(SequenceId sequence) {
   slot = -1;
   next_[static_cast<size_t>(sequence)] = 0;
   last_checkpoint_[static_cast<size_t>(sequence)] = 0;
+  ring_from_[static_cast<size_t>(sequence)] = kNoRing;
 }
 
 // --- the batch ----------------------------------------------------------------------------------
@@ -177,16 +195,34 @@ Status RecurrentState::place(std::span<const CacheToken> tokens) {
                       " sequence slots and all are in use");
   }
   before_place_.clear();
+  const int32_t ring = ring_size(options_);
   for (SequenceId s = 0; s < kMaxSequences; ++s) {
     const auto i = static_cast<size_t>(s);
     if (expected[i] == next_[i]) continue;
     before_place_.emplace_back(s, next_[i]);
     take_slot(s);
+    if (ring > 0) {
+      // The pass's last K + 1 tokens leave their states in the ring (positions up to expected);
+      // the ring's earlier positions stay while the pass overwrites none of them.
+      const Position kept_before = ring_from_[i] <= next_[i] ? ring_from_[i] : next_[i] + 1;
+      ring_from_[i] = std::max(expected[i] - ring + 1, kept_before);
+    }
     next_[i] = expected[i];
   }
   placed_slots_.resize(tokens.size());
   for (size_t t = 0; t < tokens.size(); ++t)
     placed_slots_[t] = slot_of_[static_cast<size_t>(tokens[t].sequence)];
+  placed_snapshots_.clear();
+  if (ring > 0) {
+    // Token at position p leaves the state at p + 1 (or none if it is not among its sequence's
+    // last K + 1 of the pass).
+    placed_snapshots_.resize(tokens.size());
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      const auto i = static_cast<size_t>(tokens[t].sequence);
+      const Position after = tokens[t].position + 1;
+      placed_snapshots_[t] = after > next_[i] - ring ? ring_plane(slot_of_[i], after) : -1;
+    }
+  }
   return ok_status();
 }
 
@@ -262,6 +298,7 @@ Position RecurrentState::resumable_prefix(SequenceId sequence, Position wanted) 
   if (sequence < 0 || sequence >= kMaxSequences || wanted <= 0) return 0;
   const Position present = next_[static_cast<size_t>(sequence)];
   if (wanted >= present) return present;
+  if (in_ring(sequence, wanted)) return wanted;
   Position best = 0;
   for (const Checkpoint& c : checkpoints_) {
     if (c.sequence == sequence && c.position <= wanted) best = std::max(best, c.position);
@@ -287,10 +324,18 @@ void RecurrentState::remove(SequenceId sequence, Position p0, Position p1) {
     release_slot(sequence);
     return;
   }
+  if (in_ring(sequence, p0)) {
+    // A few tokens back (rejected drafts): the ring's state there; the ring keeps what is before.
+    copy_slot(ring_plane(slot_of_[i], p0), slot_of_[i]);
+    next_[i] = p0;
+    last_checkpoint_[i] = std::min(last_checkpoint_[i], p0);
+    return;
+  }
   if (const Checkpoint* c = find_checkpoint(sequence, p0); c != nullptr && slot_of_[i] >= 0) {
     load(slot_of_[i], c->bytes);
     next_[i] = p0;
     last_checkpoint_[i] = p0;
+    ring_from_[i] = kNoRing;
     return;
   }
   // No point to go back to: the sequence starts again.
@@ -306,14 +351,16 @@ void RecurrentState::copy(SequenceId src, SequenceId dst, Position p0, Position 
   const auto d = static_cast<size_t>(dst);
   if (p0 != 0 || p1 == 0) return;
   if (p1 < 0) p1 = next_[s];
-  const Checkpoint* c = p1 == next_[s] ? nullptr : find_checkpoint(src, p1);
-  if (slot_of_[s] < 0 || (p1 != next_[s] && c == nullptr)) return;  // no such point: dst starts empty
+  const bool ring = p1 != next_[s] && in_ring(src, p1);
+  const Checkpoint* c = p1 == next_[s] || ring ? nullptr : find_checkpoint(src, p1);
+  if (slot_of_[s] < 0 || (p1 != next_[s] && !ring && c == nullptr))
+    return;  // no such point: dst starts empty
   const int32_t slot = take_slot(dst);
   if (slot < 0) return;
   if (c != nullptr) {
     load(slot, c->bytes);
   } else {
-    copy_slot(slot_of_[s], slot);
+    copy_slot(ring ? ring_plane(slot_of_[s], p1) : slot_of_[s], slot);
   }
   next_[d] = p1;
   last_checkpoint_[d] = p1;

@@ -8,7 +8,8 @@
 // The kinds differ in what they can undo. Attention cells hold every position, so a sequence can
 // be cut back anywhere (within what sliding windows still hold). A recurrent state holds only the
 // sequence's present: it is kept at earlier points by checkpoints (snapshots taken at the end of
-// each prompt and every so many tokens), and a sequence can go back exactly to one of those.
+// each prompt and every so many tokens) and, when asked for, at each of its last few positions
+// (rollback rings, for rejected drafts); a sequence can go back exactly to one of those.
 // resumable_prefix() says where; remove() and copy() go to such a point.
 #pragma once
 

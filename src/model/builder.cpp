@@ -44,7 +44,8 @@ RecurrentState& ForwardContext::state() const {
 
 Tensor* ForwardContext::state_slots_input() {
   if (state_slots == nullptr) {
-    state_slots = graph.input("inp_state_slots", DType::I32, {batch.n_tokens, 1, 1, 1});
+    state_slots =
+        graph.input("inp_state_slots", DType::I32, {batch.n_tokens, state().keeps_snapshots() ? 2 : 1, 1, 1});
     inputs.push_back(std::make_unique<StateSlotsInput>(state_slots, state()));
   }
   return state_slots;

@@ -75,6 +75,7 @@ RecurrentStateOptions recurrent_state_options(const ModelShape& model, const Con
   state.layers = model.recurrent_layers;
   state.n_seq_max = options.n_seq_max;
   state.checkpoint_bytes = options.state_checkpoint_bytes;
+  state.rollback_tokens = options.rollback_tokens;
   if (state.checkpoint_bytes == 0 && !state.layers.empty()) {
     const size_t one = RecurrentState::sequence_bytes_for(state.layers);
     state.checkpoint_bytes =

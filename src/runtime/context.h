@@ -30,6 +30,10 @@ struct ContextOptions {
   // sequence states per sequence, at most 1 GiB (at least one). Models without recurrent layers
   // have none.
   size_t state_checkpoint_bytes = 0;
+  // Tokens a sequence can be cut back by from its end at any time (speculative decoding's
+  // rejected drafts): a recurrent state keeps each sequence's states after its last this many
+  // tokens (memory/recurrent_state.h). A KV cache can always cut back.
+  int32_t rollback_tokens = 0;
 };
 
 // The KV cache a context with these options has for `model`: its layers, windows and sizes

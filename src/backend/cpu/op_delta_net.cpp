@@ -3,11 +3,14 @@
 // Threads split the value heads: a head's state matrices (one per slot) are its own, so no two
 // threads touch the same state. Each thread walks the batch's tokens in order for each of its
 // heads, handing the kernel (delta_net_kernels.h) runs of consecutive tokens of one slot; a
-// slot's state passes from one of its runs to the next through the state tensor. A token's
+// slot's state passes from one of its runs to the next through the state tensor (slot_runs.h). A token's
 // results are those of the reference's formula (graph.h) whatever the batch, the runs or the
 // thread count.
+#include <cstring>
+
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/delta_net_kernels.h"
+#include "backend/cpu/slot_runs.h"
 
 namespace sinter::cpu {
 namespace {
@@ -35,20 +38,26 @@ void run_gated_delta_net(const Tensor& dst, const OpContext& ctx) {
   const float scale = dst.param_float(0);
   const DeltaNetRunFn kernel = delta_net_kernels().run;
   const auto* slots = dst.src[6]->data_as<const int32_t>();
+  const int32_t* snapshots = state_snapshots(*dst.src[6]);
   const int64_t y_stride = float_stride(dst, 1);
+  const int64_t head_floats = d_k * d_v;
+  const auto head_state = [&](int32_t slot, int64_t h) {
+    return state.data_as<float>() + (int64_t{slot} * n_head + h) * head_floats;
+  };
   for (int64_t h = ctx.thread.share_begin(n_head); h < ctx.thread.share_end(n_head); ++h) {
     const int64_t hk = grouped ? h / (n_head / n_head_k) : h % n_head_k;
-    for (int64_t first = 0, count; first < tokens; first += count) {
-      count = 1;
-      while (first + count < tokens && slots[first + count] == slots[first]) ++count;
-      float* head_state = state.data_as<float>() + (int64_t{slots[first]} * n_head + h) * d_k * d_v;
-      kernel(DeltaNetRun{at(q, hk, first), at(k, hk, first), at(v, h, first),
-                         reinterpret_cast<const float*>(g.row(first)) + h,
-                         reinterpret_cast<const float*>(beta.row(first)) + h, head_state,
-                         dst.data_as<float>() + first * y_stride + h * d_v, d_k, d_v, count,
-                         float_stride(q, 2), float_stride(k, 2), float_stride(v, 2), float_stride(g, 1),
-                         float_stride(beta, 1), y_stride, scale});
-    }
+    for_each_slot_run(
+        slots, snapshots, tokens, [&](int64_t first, int64_t count, int32_t slot, int32_t snapshot) {
+          kernel(DeltaNetRun{at(q, hk, first), at(k, hk, first), at(v, h, first),
+                             reinterpret_cast<const float*>(g.row(first)) + h,
+                             reinterpret_cast<const float*>(beta.row(first)) + h, head_state(slot, h),
+                             dst.data_as<float>() + first * y_stride + h * d_v, d_k, d_v, count,
+                             float_stride(q, 2), float_stride(k, 2), float_stride(v, 2), float_stride(g, 1),
+                             float_stride(beta, 1), y_stride, scale});
+          if (snapshot >= 0)
+            std::memcpy(head_state(snapshot, h), head_state(slot, h),
+                        static_cast<size_t>(head_floats) * sizeof(float));
+        });
   }
 }
 

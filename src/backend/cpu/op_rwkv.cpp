@@ -3,27 +3,28 @@
 // Threads split the heads: a head's state matrices (one per slot) are its own, so no two threads
 // touch the same state. Each thread walks the batch's tokens in order for each of its heads,
 // handing the kernel (rwkv_kernels.h) runs of consecutive tokens of one slot; a slot's state
-// passes from one of its runs to the next through the state tensor. A token's results are those
+// passes from one of its runs to the next through the state tensor (slot_runs.h). A token's results are those
 // of the reference's formula (graph.h) whatever the batch, the runs or the thread count.
+#include <cstring>
+
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/rwkv_kernels.h"
+#include "backend/cpu/slot_runs.h"
 
 namespace sinter::cpu {
 namespace {
 
-// Calls run(first token, count, slot) for each run of consecutive tokens of one slot, in order.
-template <class Run>
-void for_each_slot_run(const int32_t* slots, int64_t tokens, Run&& run) {
-  for (int64_t first = 0, count; first < tokens; first += count) {
-    count = 1;
-    while (first + count < tokens && slots[first + count] == slots[first]) ++count;
-    run(first, count, slots[first]);
-  }
-}
-
 // Head h's state matrix of slot s in a state tensor [n, n, heads, slots].
 float* head_state(const Tensor& state, int64_t n, int64_t heads, int64_t h, int32_t s) {
   return state.data_as<float>() + (int64_t{s} * heads + h) * n * n;
+}
+
+// Keeps head h's state of `slot` in plane `snapshot` (when >= 0).
+void keep_head_state(const Tensor& state, int64_t n, int64_t heads, int64_t h, int32_t slot,
+                     int32_t snapshot) {
+  if (snapshot < 0) return;
+  std::memcpy(head_state(state, n, heads, h, snapshot), head_state(state, n, heads, h, slot),
+              static_cast<size_t>(n * n) * sizeof(float));
 }
 
 }  // namespace
@@ -36,15 +37,19 @@ void run_rwkv_wkv6(const Tensor& dst, const OpContext& ctx) {
   const int64_t stride = n * heads;  // floats between consecutive tokens' rows
   const Wkv6RunFn kernel = rwkv_kernels().wkv6;
   const auto* slots = dst.src[6]->data_as<const int32_t>();
+  const int32_t* snapshots = state_snapshots(*dst.src[6]);
   const auto at = [&dst](int source, int64_t offset) {
     return dst.src[source]->data_as<const float>() + offset;
   };
   for (int64_t h = ctx.thread.share_begin(heads); h < ctx.thread.share_end(heads); ++h) {
-    for_each_slot_run(slots, tokens, [&](int64_t first, int64_t count, int32_t slot) {
-      const int64_t o = first * stride + h * n;
-      kernel(Wkv6Run{at(0, o), at(1, o), at(2, o), at(4, o), at(3, h * n),
-                     head_state(*dst.src[5], n, heads, h, slot), dst.data_as<float>() + o, n, count, stride});
-    });
+    for_each_slot_run(slots, snapshots, tokens,
+                      [&](int64_t first, int64_t count, int32_t slot, int32_t snapshot) {
+                        const int64_t o = first * stride + h * n;
+                        kernel(Wkv6Run{at(0, o), at(1, o), at(2, o), at(4, o), at(3, h * n),
+                                       head_state(*dst.src[5], n, heads, h, slot), dst.data_as<float>() + o,
+                                       n, count, stride});
+                        keep_head_state(*dst.src[5], n, heads, h, slot, snapshot);
+                      });
   }
 }
 
@@ -55,15 +60,19 @@ void run_rwkv_wkv7(const Tensor& dst, const OpContext& ctx) {
   const int64_t stride = n * heads;
   const Wkv7RunFn kernel = rwkv_kernels().wkv7;
   const auto* slots = dst.src[7]->data_as<const int32_t>();
+  const int32_t* snapshots = state_snapshots(*dst.src[7]);
   const auto at = [&dst](int source, int64_t offset) {
     return dst.src[source]->data_as<const float>() + offset;
   };
   for (int64_t h = ctx.thread.share_begin(heads); h < ctx.thread.share_end(heads); ++h) {
-    for_each_slot_run(slots, tokens, [&](int64_t first, int64_t count, int32_t slot) {
-      const int64_t o = first * stride + h * n;
-      kernel(Wkv7Run{at(0, o), at(1, o), at(2, o), at(3, o), at(4, o), at(5, o),
-                     head_state(*dst.src[6], n, heads, h, slot), dst.data_as<float>() + o, n, count, stride});
-    });
+    for_each_slot_run(slots, snapshots, tokens,
+                      [&](int64_t first, int64_t count, int32_t slot, int32_t snapshot) {
+                        const int64_t o = first * stride + h * n;
+                        kernel(Wkv7Run{at(0, o), at(1, o), at(2, o), at(3, o), at(4, o), at(5, o),
+                                       head_state(*dst.src[6], n, heads, h, slot), dst.data_as<float>() + o,
+                                       n, count, stride});
+                        keep_head_state(*dst.src[6], n, heads, h, slot, snapshot);
+                      });
   }
 }
 

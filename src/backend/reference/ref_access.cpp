@@ -2,6 +2,7 @@
 // conversions every reference op is built on (each type's reference dequantizer and quantizer,
 // src/tensor/dtype.h).
 #include <cassert>
+#include <cstring>
 
 #include "backend/reference/reference_ops.h"
 
@@ -38,6 +39,16 @@ void write_row(DType type, const float* values, void* dst, int64_t n) {
   const DTypeTraits& traits = dtype_traits(type);
   assert(traits.quantize != nullptr && n % traits.block_size == 0);
   traits.quantize(values, dst, n);
+}
+
+void keep_state_snapshot(const Tensor& state, int64_t planes, const Tensor& slots, int64_t t, int64_t slot) {
+  const int32_t* snapshots = state_snapshots(slots);
+  if (snapshots == nullptr || snapshots[t] < 0) return;
+  assert(snapshots[t] < planes && slot < planes);
+  const auto plane = static_cast<size_t>(state.elements() / planes) * sizeof(float);
+  auto* bytes = static_cast<uint8_t*>(state.data);
+  std::memcpy(bytes + static_cast<size_t>(snapshots[t]) * plane, bytes + static_cast<size_t>(slot) * plane,
+              plane);
 }
 
 }  // namespace sinter::reference_backend

@@ -45,6 +45,7 @@ void gated_delta_net(const Tensor& node) {
         f32_at(node, h * d_v + j, t) = y * scale;
       }
     }
+    keep_state_snapshot(state, state.ne[3], slots, t, s);
   }
 }
 

@@ -41,6 +41,7 @@ void ssm_conv(const Tensor& node) {
       f32_at(node, c, t) = sum;
       for (int64_t j = 0; j + 1 < k; ++j) f32_at(state, j, c, s) = window[static_cast<size_t>(j + 1)];
     }
+    keep_state_snapshot(state, state.ne[2], slots, t, s);
   }
 }
 
@@ -77,6 +78,7 @@ void ssm_scan(const Tensor& node) {
         f32_at(node, i, h, t) = y;
       }
     }
+    keep_state_snapshot(state, state.ne[3], slots, t, s);
   }
 }
 
@@ -91,6 +93,7 @@ void token_shift(const Tensor& node) {
       f32_at(node, i, t) = f32_at(state, i, s);
       f32_at(state, i, s) = f32_at(x, i, t);
     }
+    keep_state_snapshot(state, state.ne[1], slots, t, s);
   }
 }
 

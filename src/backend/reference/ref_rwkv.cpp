@@ -40,6 +40,7 @@ void rwkv_wkv6(const Tensor& node) {
       }
       for (int64_t j = 0; j < n; ++j) f32_at(node, h * n + j, t) = y[static_cast<size_t>(j)];
     }
+    keep_state_snapshot(state, state.ne[3], slots, t, s);
   }
 }
 
@@ -74,6 +75,7 @@ void rwkv_wkv7(const Tensor& node) {
         f32_at(node, h * n + i, t) = y;
       }
     }
+    keep_state_snapshot(state, state.ne[3], slots, t, s);
   }
 }
 

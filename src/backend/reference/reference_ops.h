@@ -71,6 +71,10 @@ inline int32_t i32_at(const Tensor& t, int64_t i) {
   return value;
 }
 
+// A recurrent op's snapshot (graph.h): copies plane `slot` of `state` (contiguous, `planes`
+// planes along its last dimension) to the plane that token t's snapshot names, if it names one.
+void keep_state_snapshot(const Tensor& state, int64_t planes, const Tensor& slots, int64_t t, int64_t slot);
+
 // Calls f(i1, i2, i3) for every row of a tensor of shape `ne`, in memory order of a contiguous one.
 template <class F>
 void for_each_row(const std::array<int64_t, kMaxDims>& ne, F&& f) {
