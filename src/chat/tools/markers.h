@@ -7,6 +7,11 @@ namespace sinter::chat::tools {
 
 inline constexpr std::string_view kHermesOpen = "<tool_call>";
 inline constexpr std::string_view kHermesClose = "</tool_call>";
+// Qwen3-Coder, Qwen 3.5 / 3.6: <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>\n...
+inline constexpr std::string_view kXmlFunctionOpen = "<function=";
+inline constexpr std::string_view kXmlFunctionClose = "</function>";
+inline constexpr std::string_view kXmlParameterOpen = "<parameter=";
+inline constexpr std::string_view kXmlParameterClose = "</parameter>";
 inline constexpr std::string_view kPythonTag = "<|python_tag|>";
 inline constexpr std::string_view kMistralToolCalls = "[TOOL_CALLS]";
 inline constexpr std::string_view kMistralArgsMarker = "[ARGS]";

@@ -12,17 +12,6 @@ namespace {
 
 Block from_call(const CallRead& call) { return {call.outcome, call.end, false}; }
 
-// <tool_call> {json} </tool_call>
-Block read_hermes_block(std::string_view text, size_t at, std::string_view trigger,
-                        const ParseContext& context, ReplyParts& parts) {
-  size_t p = skip_json_space(text, at + trigger.size());
-  if (p >= text.size()) return {context.partial ? CallOutcome::kPending : CallOutcome::kNotACall, at, false};
-  if (text[p] != '{') return {};
-  CallRead call = read_call_object(text, p, false, context, parts);
-  if (call.outcome != CallOutcome::kCall || !call.complete) return from_call(call);
-  return {CallOutcome::kCall, skip_markers(text, call.end, {kHermesClose}), false};
-}
-
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
          c == '.' || c == ':';
@@ -92,6 +81,17 @@ Block read_tool_call_tag_block(std::string_view text, size_t at, std::string_vie
 }
 
 }  // namespace
+
+// <tool_call> {json} </tool_call>
+Block read_hermes_block(std::string_view text, size_t at, std::string_view trigger,
+                        const ParseContext& context, ReplyParts& parts) {
+  size_t p = skip_json_space(text, at + trigger.size());
+  if (p >= text.size()) return {context.partial ? CallOutcome::kPending : CallOutcome::kNotACall, at, false};
+  if (text[p] != '{') return {};
+  CallRead call = read_call_object(text, p, false, context, parts);
+  if (call.outcome != CallOutcome::kCall || !call.complete) return from_call(call);
+  return {CallOutcome::kCall, skip_markers(text, call.end, {kHermesClose}), false};
+}
 
 void parse_hermes(std::string_view text, const ParseContext& context, ReplyParts& parts) {
   const std::array<std::string_view, 1> triggers{kHermesOpen};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,12 @@ struct ParseOptions {
   // writes its "id" after the arguments, too late for a stream that has sent the call. A server
   // makes the prefix unique per reply (Mistral's templates want ids of 9 or more characters).
   std::string call_id_prefix = "call_";
+  // Formats whose argument values are bare text (Qwen3-Coder's XML parameters): the JSON types
+  // of each tool's parameters, from the request's tools (tool → parameter → "string", "integer",
+  // ...; several for a union). A value whose parameter takes strings stays a string; any other is
+  // read as JSON where it is a JSON value of a type the parameter takes (of any type when its
+  // types are unknown), else kept as a string.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> parameter_types;
 };
 
 }  // namespace sinter::chat::tools

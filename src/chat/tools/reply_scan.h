@@ -90,6 +90,10 @@ Block read_call_array(std::string_view text, size_t pos, const ParseContext& con
 
 // The family parsers, each over the reply after any reasoning block.
 void parse_hermes(std::string_view text, const ParseContext& context, ReplyParts& parts);
+void parse_qwen_xml(std::string_view text, const ParseContext& context, ReplyParts& parts);
+// Hermes' <tool_call> {json} </tool_call> block (Qwen's XML format falls back to it).
+Block read_hermes_block(std::string_view text, size_t at, std::string_view trigger,
+                        const ParseContext& context, ReplyParts& parts);
 void parse_llama3(std::string_view text, const ParseContext& context, ReplyParts& parts);
 void parse_mistral(std::string_view text, const ParseContext& context, ReplyParts& parts);
 void parse_tool_call_tag(std::string_view text, const ParseContext& context,

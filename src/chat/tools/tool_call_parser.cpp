@@ -52,6 +52,7 @@ std::optional<std::string_view> split_reasoning(std::string_view text, const Par
 void parse_calls(ToolFamily family, std::string_view rest, const ParseContext& context, ReplyParts& parts) {
   switch (family) {
     case ToolFamily::kHermes: parse_hermes(rest, context, parts); break;
+    case ToolFamily::kQwenXml: parse_qwen_xml(rest, context, parts); break;
     case ToolFamily::kLlama3: parse_llama3(rest, context, parts); break;
     case ToolFamily::kMistral:
     case ToolFamily::kMistralArgs: parse_mistral(rest, context, parts); break;

@@ -15,6 +15,7 @@ std::string_view tool_family_name(ToolFamily family) {
   switch (family) {
     case ToolFamily::kGeneric: return "generic";
     case ToolFamily::kHermes: return "hermes";
+    case ToolFamily::kQwenXml: return "qwen3-coder";
     case ToolFamily::kLlama3: return "llama3";
     case ToolFamily::kMistral: return "mistral";
     case ToolFamily::kMistralArgs: return "mistral-args";
@@ -29,9 +30,9 @@ std::string_view tool_family_name(ToolFamily family) {
 
 std::optional<ToolFamily> tool_family_from_name(std::string_view name) {
   for (ToolFamily family :
-       {ToolFamily::kGeneric, ToolFamily::kHermes, ToolFamily::kLlama3, ToolFamily::kMistral,
-        ToolFamily::kMistralArgs, ToolFamily::kGranite, ToolFamily::kPhi4Mini, ToolFamily::kDeepSeekR1,
-        ToolFamily::kDeepSeekV31, ToolFamily::kGptOss}) {
+       {ToolFamily::kGeneric, ToolFamily::kHermes, ToolFamily::kQwenXml, ToolFamily::kLlama3,
+        ToolFamily::kMistral, ToolFamily::kMistralArgs, ToolFamily::kGranite, ToolFamily::kPhi4Mini,
+        ToolFamily::kDeepSeekR1, ToolFamily::kDeepSeekV31, ToolFamily::kGptOss}) {
     if (tool_family_name(family) == name) return family;
   }
   return std::nullopt;
@@ -46,6 +47,11 @@ ToolFormat tool_format_for(ToolFamily family) {
   switch (family) {
     case ToolFamily::kGeneric: break;  // constrained from the first token, never lazily
     case ToolFamily::kHermes: add(kHermesOpen); break;
+    case ToolFamily::kQwenXml:
+      // Qwen3-Coder sometimes leaves out the <tool_call> wrapper (llama.cpp accepts both).
+      add(kHermesOpen);
+      add(kXmlFunctionOpen);
+      break;
     case ToolFamily::kLlama3:
       // The bare JSON call is only a call as the whole reply; llama.cpp matches a pattern there.
       add("{\"name\"", true);
@@ -86,6 +92,8 @@ ToolFormat detect_tool_format(std::string_view src) {
     family = !granite && (contains(src, kPhi4ToolCallEnd) || contains(src, "<|tool|>"))
                  ? ToolFamily::kPhi4Mini
                  : ToolFamily::kGranite;
+  } else if (contains(src, kXmlFunctionOpen) && contains(src, kXmlParameterOpen)) {
+    family = ToolFamily::kQwenXml;  // before Hermes: its calls are wrapped in <tool_call> too
   } else if (contains(src, kHermesOpen)) {
     family = ToolFamily::kHermes;
   } else if (contains(src, "<|start_header_id|>") &&

@@ -16,6 +16,7 @@ namespace sinter::chat::tools {
 enum class ToolFamily {
   kGeneric,      // no known format: the whole reply is {"tool_call(s)": ...} or {"response": ...}
   kHermes,       // Hermes 2/3, Qwen 2.5, Qwen3, QwQ, SmolLM3: <tool_call>{json}</tool_call>
+  kQwenXml,      // Qwen3-Coder, Qwen 3.5 / 3.6: <tool_call><function=name><parameter=p>v</parameter>...
   kLlama3,       // Llama 3.1-3.3: {"name": ..., "parameters": ...}; <|python_tag|> built-in tools
   kMistral,      // Mistral Nemo / Small 3.1: [TOOL_CALLS][{"name": ..., "arguments": ...}, ...]
   kMistralArgs,  // Mistral Small 3.2, Devstral, Magistral: [TOOL_CALLS]name[ARGS]{...}

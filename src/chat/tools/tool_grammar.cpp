@@ -127,6 +127,24 @@ Result<ToolGrammar> build_tool_grammar(const ToolFormat& format, std::span<const
       calls = repeated(w.name("hermes"), ws, options.parallel_calls);
       break;
     }
+    case ToolFamily::kQwenXml: {
+      // A value written as text holds no "</" (the rule stays small; the closing tag follows).
+      w.add("xml-text", "([^<] | \"<\" [^/])*");
+      std::string function = named("xml-function", [&](const ToolGrammarTool& t) {
+        std::string body = gbnf_literal(cat(kXmlFunctionOpen, t.name, ">\n"));
+        for (const ToolGrammarParameter& p : t.parameters) {
+          std::string value = p.value_rule.empty() ? w.name("xml-text") : p.value_rule;
+          std::string one = cat("(", gbnf_literal(cat(kXmlParameterOpen, p.name, ">\n")), " ", value, " ",
+                                gbnf_literal(cat("\n", kXmlParameterClose, "\n")), ")");
+          body += cat(" ", one, p.required ? "" : "?");
+        }
+        return cat(body, " ", gbnf_literal(kXmlFunctionClose));
+      });
+      w.add("xml-call", cat(gbnf_literal(kHermesOpen), " \"\\n\"? ", function, " \"\\n\"? ",
+                            gbnf_literal(kHermesClose), " | ", function));
+      calls = repeated(w.name("xml-call"), ws, options.parallel_calls);
+      break;
+    }
     case ToolFamily::kLlama3: {
       std::string alternatives = repeated(object, "\";\"? " + ws, options.parallel_calls);
       if (format.python_tag)

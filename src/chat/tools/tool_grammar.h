@@ -29,9 +29,20 @@
 
 namespace sinter::chat::tools {
 
+// A parameter of a tool, for formats that write each argument apart (Qwen3-Coder's XML).
+struct ToolGrammarParameter {
+  std::string name;
+  // A rule (defined by the caller) whose sentences are the value's JSON; empty for a string
+  // parameter, whose value is written as bare text.
+  std::string value_rule;
+  bool required = false;
+};
+
 struct ToolGrammarTool {
   std::string name;            // the function's name, as the model must write it
   std::string arguments_rule;  // a rule (defined by the caller) whose sentences are the arguments JSON
+  // The XML format's parameters, in the order the schema lists them (it writes them so).
+  std::vector<ToolGrammarParameter> parameters;
 };
 
 struct ToolGrammarOptions {
