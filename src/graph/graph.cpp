@@ -384,8 +384,12 @@ Tensor* Graph::gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tenso
   require(tokens_packed(v, 2) && v->ne[0] > 0 && v->ne[2] == n_tokens && v->ne[1] % n_head_k == 0,
           "gated_delta_net v F32 [d_v, H, T] with H a multiple of q's heads", v, q);
   const int64_t d_v = v->ne[0], n_head = v->ne[1];
-  require(tokens_packed(g, 1) && g->ne[0] == n_head && g->ne[1] == n_tokens, "gated_delta_net g F32 [H, T]",
-          g, v);
+  // g: a scalar per head and token [H, T], or (Kimi's KDA) one per key index [d_k, H, T].
+  const bool per_key_gate = g->ne[0] == d_k && g->ne[1] == n_head && g->ne[2] == n_tokens && g->ne[3] == 1 &&
+                            !(g->ne[0] == n_head && g->ne[1] == n_tokens && g->ne[2] == 1);
+  require(per_key_gate ? tokens_packed(g, 2) && d_k <= kMaxDeltaNetKeyGate
+                       : tokens_packed(g, 1) && g->ne[0] == n_head && g->ne[1] == n_tokens,
+          "gated_delta_net g F32 [H, T] or [d_k <= 512, H, T]", g, v);
   require(tokens_packed(beta, 1) && beta->ne[0] == n_head && beta->ne[1] == n_tokens,
           "gated_delta_net beta F32 [H, T]", beta, v);
   require(is_state(state, {d_v, d_k, n_head, state->ne[3]}),
@@ -396,6 +400,7 @@ Tensor* Graph::gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tenso
                        {q, k, v, g, beta, state, slots});
   t->set_param_float(0, params.scale);
   t->params[1] = params.grouped_heads ? 1 : 0;
+  t->params[2] = per_key_gate ? 1 : 0;
   return t;
 }
 

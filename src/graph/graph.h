@@ -84,6 +84,9 @@ inline AttentionCacheHeads attention_cache_heads(const Tensor& k, const Tensor& 
   return {per_row, per_row * k.ne[2], v.ne[0] / per_row};
 }
 
+// The largest key head a per-key delta-net gate allows (Graph::gated_delta_net).
+constexpr int64_t kMaxDeltaNetKeyGate = 512;
+
 // A recurrent op's snapshot planes (its slots' second row, Graph's "Snapshots"), or null when
 // its slots have none: token t's state is copied to plane snapshots[t] when that is >= 0.
 inline const int32_t* state_snapshots(const Tensor& slots) {
@@ -206,6 +209,13 @@ class Graph {
   // which is llama.cpp's S ← e·S; S += k ⊗ beta·(v − Sᵀk); y = Sᵀq·scale (scale 1/√d_k there).
   // Columns of values are independent: the SIMD kernels run across them, and every sum is one
   // chain in key order, so they give the reference's bits.
+  //
+  // Kimi's KDA gives a decay per key index instead: g F32 [d_k, H, T] (d_k <= 512), e_i = exp(g[i]).
+  // Key row i of the state decays where it is read, S[i][j]·e_i (one rounding, the same value
+  // both times), and the error is a plain difference (llama.cpp's order for this gate):
+  //   sk[j] = Σ_i (S[i][j]·e_i)·k[i]                 sk = fma(S[i][j]·e_i, k[i], sk)
+  //   d[j]  = (v[j] − sk[j])·beta
+  //   S[i][j] ← fma(k[i], d[j], S[i][j]·e_i);  y as above
   Tensor* gated_delta_net(Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state,
                           Tensor* slots, const DeltaNetParams& params);
   // Rotates the keys of `cache` [head_dim * n_head_kv, cells] in place by deltas I32 [cells].

@@ -25,25 +25,32 @@ constexpr int64_t kHead = 1;
 constexpr float kScale = 0.3f;
 
 // The formula over value head kHead's tokens, one value at a time (state[key · d_v + value]).
-void expected_run(const DeltaNetTokens& x, std::vector<float>& state, std::vector<float>& y) {
+// `per_key`: x.g holds a gate per key index [d_k, H, T] (Kimi's KDA, graph.h).
+void expected_run(const DeltaNetTokens& x, std::vector<float>& state, std::vector<float>& y,
+                  bool per_key = false) {
   const int64_t d_k = x.d_k, d_v = x.d_v;
-  std::vector<float> d(static_cast<size_t>(d_v));
+  std::vector<float> d(static_cast<size_t>(d_v)), decay(static_cast<size_t>(d_k));
   for (int64_t t = 0; t < x.tokens; ++t) {
     const float* q = x.q.data() + (t * kHeadsK + kHead) * d_k;
     const float* k = x.k.data() + (t * kHeadsK + kHead) * d_k;
     const float* v = x.v.data() + (t * kHeads + kHead) * d_v;
-    const float e = std::exp(x.g[static_cast<size_t>(t * kHeads + kHead)]);
+    const float e = per_key ? 0.0f : std::exp(x.g[static_cast<size_t>(t * kHeads + kHead)]);
+    for (int64_t i = 0; i < d_k && per_key; ++i)
+      decay[static_cast<size_t>(i)] = std::exp(x.g[static_cast<size_t>((t * kHeads + kHead) * d_k + i)]);
     const float beta = x.beta[static_cast<size_t>(t * kHeads + kHead)];
     for (int64_t j = 0; j < d_v; ++j) {
       float sum = 0.0f;
-      for (int64_t i = 0; i < d_k; ++i) sum = std::fma(state[static_cast<size_t>(i * d_v + j)], k[i], sum);
-      d[static_cast<size_t>(j)] = std::fma(-e, sum, v[j]) * beta;
+      for (int64_t i = 0; i < d_k; ++i) {
+        const float s = state[static_cast<size_t>(i * d_v + j)];
+        sum = per_key ? std::fma(s * decay[static_cast<size_t>(i)], k[i], sum) : std::fma(s, k[i], sum);
+      }
+      d[static_cast<size_t>(j)] = per_key ? (v[j] - sum) * beta : std::fma(-e, sum, v[j]) * beta;
     }
     for (int64_t j = 0; j < d_v; ++j) {
       float out = 0.0f;
       for (int64_t i = 0; i < d_k; ++i) {
         float& s = state[static_cast<size_t>(i * d_v + j)];
-        s = std::fma(k[i], d[static_cast<size_t>(j)], s * e);
+        s = std::fma(k[i], d[static_cast<size_t>(j)], s * (per_key ? decay[static_cast<size_t>(i)] : e));
         out = std::fma(s, q[i], out);
       }
       y[static_cast<size_t>((t * kHeads + kHead) * d_v + j)] = out * kScale;
@@ -116,6 +123,50 @@ TEST(DeltaNetKernels, EveryLevelGivesTheFormulasBits) {
                                 kHeads * d_v, kScale});
         EXPECT_TRUE(same_bits(y.data, expected_y));  // other heads' rows stay 0
         EXPECT_TRUE(same_bits(state.data, expected_state));
+      }
+    }
+  }
+}
+
+// Kimi's KDA: a gate per key index, every level the formula's bits (the sizes above, 1..4 tokens).
+TEST(DeltaNetKernels, PerKeyGatesGiveTheFormulasBits) {
+  for (IsaLevel level : levels()) {
+    const DeltaNetKernels kernels = delta_net_kernels_for(level);
+    for (const auto& [d_k, d_v] : head_sizes()) {
+      for (int64_t count = 1; count <= 4; ++count) {
+        SCOPED_TRACE(std::string(isa_level_name(level)) + " d_k " + std::to_string(d_k) + " d_v " +
+                     std::to_string(d_v) + " tokens " + std::to_string(count));
+        DeltaNetTokens x = testing::delta_net_tokens(d_k, d_v, kHeadsK, kHeads, count,
+                                                     static_cast<uint32_t>(d_k * 5 + d_v + count));
+        std::mt19937 rng(static_cast<uint32_t>(2 * d_k + d_v));
+        x.g = testing::uniform_values(static_cast<size_t>(d_k * kHeads * count), rng, -1.5f, 0.0f);
+        const std::vector<float> initial =
+            testing::uniform_values(static_cast<size_t>(d_k * d_v), rng, -0.5f, 0.5f);
+        std::vector<float> expected_state = initial;
+        std::vector<float> expected_y(static_cast<size_t>(d_v * kHeads * count), 0.0f);
+        expected_run(x, expected_state, expected_y, /*per_key=*/true);
+        std::vector<float> state = initial, y(expected_y.size(), 0.0f);
+        DeltaNetRun run{x.q.data() + kHead * d_k,
+                        x.k.data() + kHead * d_k,
+                        x.v.data() + kHead * d_v,
+                        x.g.data() + kHead * d_k,
+                        x.beta.data() + kHead,
+                        state.data(),
+                        y.data() + kHead * d_v,
+                        d_k,
+                        d_v,
+                        count,
+                        kHeadsK * d_k,
+                        kHeadsK * d_k,
+                        kHeads * d_v,
+                        kHeads * d_k,
+                        kHeads,
+                        kHeads * d_v,
+                        kScale};
+        run.per_key_gate = true;
+        kernels.run(run);
+        EXPECT_TRUE(same_bits(y.data(), expected_y));
+        EXPECT_TRUE(same_bits(state.data(), expected_state));
       }
     }
   }

@@ -43,7 +43,10 @@ class DeltaNetSession {
     Tensor* q = g.input("q", DType::F32, {x.d_k, x.heads_k, x.tokens, 1});
     Tensor* k = g.input("k", DType::F32, {x.d_k, x.heads_k, x.tokens, 1});
     Tensor* v = g.input("v", DType::F32, {x.d_v, x.heads, x.tokens, 1});
-    Tensor* gate = g.input("g", DType::F32, {x.heads, x.tokens, 1, 1});
+    // g per head and token, or (Kimi's KDA) per key index too.
+    const bool per_key = x.g.size() == static_cast<size_t>(x.d_k * x.heads * x.tokens);
+    Tensor* gate = per_key ? g.input("g", DType::F32, {x.d_k, x.heads, x.tokens, 1})
+                           : g.input("g", DType::F32, {x.heads, x.tokens, 1, 1});
     Tensor* beta = g.input("beta", DType::F32, {x.heads, x.tokens, 1, 1});
     Tensor* slot_ids = g.input("slots", DType::I32, {x.tokens, 1, 1, 1});
     const DeltaNetParams params{1.0f / std::sqrt(static_cast<float>(x.d_k)), grouped};
@@ -110,7 +113,7 @@ DeltaNetTokens tokens_of(const DeltaNetTokens& x, int64_t first, int64_t count) 
   part.q = cut(x.q, x.d_k * x.heads_k);
   part.k = cut(x.k, x.d_k * x.heads_k);
   part.v = cut(x.v, x.d_v * x.heads);
-  part.g = cut(x.g, x.heads);
+  part.g = cut(x.g, static_cast<int64_t>(x.g.size()) / x.tokens);
   part.beta = cut(x.beta, x.heads);
   return part;
 }
@@ -127,9 +130,17 @@ std::vector<double> recurrence(const DeltaNetTokens& x, std::vector<double>& s, 
       const float* k = x.k.data() + (t * x.heads_k + hk) * d_k;
       const float* v = x.v.data() + (t * heads + h) * d_v;
       double* S = s.data() + h * d_k * d_v;
-      const double e = std::exp(static_cast<double>(x.g[static_cast<size_t>(t * heads + h)]));
       const double beta = x.beta[static_cast<size_t>(t * heads + h)];
-      for (int64_t i = 0; i < d_k * d_v; ++i) S[i] *= e;
+      if (x.g.size() == static_cast<size_t>(d_k * heads * x.tokens)) {
+        // Kimi's KDA: key row i decays by its own gate.
+        for (int64_t i = 0; i < d_k; ++i) {
+          const double e = std::exp(static_cast<double>(x.g[static_cast<size_t>((t * heads + h) * d_k + i)]));
+          for (int64_t j = 0; j < d_v; ++j) S[i * d_v + j] *= e;
+        }
+      } else {
+        const double e = std::exp(static_cast<double>(x.g[static_cast<size_t>(t * heads + h)]));
+        for (int64_t i = 0; i < d_k * d_v; ++i) S[i] *= e;
+      }
       for (int64_t j = 0; j < d_v; ++j) {
         double sk = 0.0;
         for (int64_t i = 0; i < d_k; ++i) sk += S[i * d_v + j] * k[i];
@@ -243,6 +254,70 @@ TEST(DeltaNetOps, ResultsDoNotDependOnTheBatch) {
     EXPECT_TRUE(same_bits(
         slot1, std::vector<float>(reference_state.begin() + static_cast<int64_t>(reference_state.size() / 2),
                                   reference_state.end())));
+  }
+}
+
+// Kimi's KDA gate: a decay per key index. Its values are llama.cpp's recurrence with that decay on
+// every backend, differ from a per-head gate's, and are the same bits however the sequence is cut
+// into passes (the CPU's those of the reference, key heads of 33 filling no whole vector).
+DeltaNetTokens with_key_gates(DeltaNetTokens x, uint32_t seed) {
+  std::mt19937 rng(seed);
+  x.g = uniform_values(static_cast<size_t>(x.d_k * x.heads * x.tokens), rng, -1.5f, 0.0f);
+  return x;
+}
+
+TEST(DeltaNetOps, PerKeyGatesFollowLlamaCppsRecurrence) {
+  const int64_t d = 8, heads = 4, tokens = 6;
+  const DeltaNetTokens x = with_key_gates(delta_net_tokens(d, d, heads, heads, tokens, 19), 7);
+  std::mt19937 rng(4);
+  const std::vector<float> initial = uniform_values(static_cast<size_t>(d * d * heads), rng, -0.5f, 0.5f);
+  std::vector<double> s(initial.begin(), initial.end());
+  const std::vector<double> expected = recurrence(x, s, false);
+  for (const Where& w : kWhere) {
+    SCOPED_TRACE(std::string(w.backend) + " × " + std::to_string(w.threads));
+    DeltaNetSession session(w.backend, w.threads, d, d, heads, 1, initial);
+    const std::vector<float> y = session.pass(x, std::vector<int32_t>(tokens, 0), false);
+    ASSERT_EQ(y.size(), expected.size());
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], expected[i], 1e-5) << "y " << i;
+    const std::vector<float> state = session.state();
+    for (size_t i = 0; i < state.size(); ++i) EXPECT_NEAR(state[i], s[i], 1e-5) << "state " << i;
+  }
+  // The per-key gates are read: one gate per head (each head's first key's) gives other values.
+  DeltaNetTokens per_head = x;
+  per_head.g.clear();
+  for (int64_t e = 0; e < heads * tokens; ++e) per_head.g.push_back(x.g[static_cast<size_t>(e * d)]);
+  std::vector<double> s2(initial.begin(), initial.end());
+  EXPECT_NE(recurrence(per_head, s2, false), expected);
+}
+
+TEST(DeltaNetOps, PerKeyGatesDoNotDependOnTheBatch) {
+  const int64_t d = 33, heads = 2, tokens = 9;
+  const DeltaNetTokens x = with_key_gates(delta_net_tokens(d, d, heads, heads, tokens, 23), 9);
+  std::mt19937 rng(6);
+  const std::vector<float> initial = uniform_values(static_cast<size_t>(d * d * heads), rng, -0.5f, 0.5f);
+  std::vector<float> reference_y, reference_state;
+  for (const Where& w : kWhere) {
+    SCOPED_TRACE(std::string(w.backend) + " × " + std::to_string(w.threads));
+    DeltaNetSession whole(w.backend, w.threads, d, d, heads, 1, initial);
+    const std::vector<float> y = whole.pass(x, std::vector<int32_t>(tokens, 0), false);
+    if (reference_y.empty()) {
+      reference_y = y;
+      reference_state = whole.state();
+    }
+    EXPECT_TRUE(same_bits(y, reference_y));
+    EXPECT_TRUE(same_bits(whole.state(), reference_state));
+    for (int64_t chunk : {1, 4}) {
+      DeltaNetSession parts(w.backend, w.threads, d, d, heads, 1, initial);
+      std::vector<float> joined;
+      for (int64_t first = 0; first < tokens; first += chunk) {
+        const int64_t count = std::min(chunk, tokens - first);
+        const std::vector<float> part =
+            parts.pass(tokens_of(x, first, count), std::vector<int32_t>(count, 0), false);
+        joined.insert(joined.end(), part.begin(), part.end());
+      }
+      EXPECT_TRUE(same_bits(joined, reference_y)) << "chunks of " << chunk;
+      EXPECT_TRUE(same_bits(parts.state(), reference_state)) << "chunks of " << chunk;
+    }
   }
 }
 

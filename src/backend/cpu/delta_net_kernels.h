@@ -14,12 +14,13 @@ namespace sinter::cpu {
 
 // A head's state is d_k rows of d_v floats: the value index contiguous (state[key · d_v + value]).
 // Each per-token pointer is the run's first token's values; token t's lie t strides (in floats)
-// further: q and k [d_k], v [d_v], g and beta one float, the output y [d_v].
+// further: q and k [d_k], v [d_v], g one float (or d_k with a per-key gate), beta one float,
+// the output y [d_v].
 struct DeltaNetRun {
   const float* q;
   const float* k;
   const float* v;
-  const float* g;     // the log of the decay
+  const float* g;     // the log of the decay: one per token, or d_k (per_key_gate)
   const float* beta;  // the write strength
   float* state;       // read and updated in place
   float* y;
@@ -32,8 +33,13 @@ struct DeltaNetRun {
   int64_t g_stride;
   int64_t beta_stride;
   int64_t y_stride;
-  float scale;  // of the read-out
+  float scale;                // of the read-out
+  bool per_key_gate = false;  // Kimi's KDA: a decay per key index (d_k <= kMaxDeltaNetKeys)
 };
+
+// The largest key head a per-key gate allows (the kernels keep a token's decays on the stack;
+// Graph::gated_delta_net checks it).
+constexpr int64_t kMaxDeltaNetKeys = 512;
 
 using DeltaNetRunFn = void (*)(const DeltaNetRun& run);
 

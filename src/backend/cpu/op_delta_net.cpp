@@ -24,7 +24,8 @@ const float* at(const Tensor& t, int64_t i1, int64_t i2) {
 
 }  // namespace
 
-// y [d_v·H, T] from q, k [d_k, H_k, T] (src 0, 1), v [d_v, H, T] (2), g, beta [H, T] (3, 4), the
+// y [d_v·H, T] from q, k [d_k, H_k, T] (src 0, 1), v [d_v, H, T] (2), g [H, T] or [d_k, H, T] and
+// beta [H, T] (3, 4), the
 // state [d_v, d_k, H, S] (5) and the slots I32 [T] (6); params: scale, grouped heads.
 void run_gated_delta_net(const Tensor& dst, const OpContext& ctx) {
   const Tensor& q = *dst.src[0];
@@ -35,6 +36,7 @@ void run_gated_delta_net(const Tensor& dst, const OpContext& ctx) {
   const Tensor& state = *dst.src[5];
   const int64_t d_k = q.ne[0], n_head_k = q.ne[1], d_v = v.ne[0], n_head = v.ne[1], tokens = v.ne[2];
   const bool grouped = dst.params[1] != 0;
+  const bool per_key_gate = dst.params[2] != 0;  // Kimi's KDA: g [d_k, H, T]
   const float scale = dst.param_float(0);
   const DeltaNetRunFn kernel = delta_net_kernels().run;
   const auto* slots = dst.src[6]->data_as<const int32_t>();
@@ -48,12 +50,13 @@ void run_gated_delta_net(const Tensor& dst, const OpContext& ctx) {
     const int64_t hk = grouped ? h / (n_head / n_head_k) : h % n_head_k;
     for_each_slot_run(
         slots, snapshots, tokens, [&](int64_t first, int64_t count, int32_t slot, int32_t snapshot) {
-          kernel(DeltaNetRun{at(q, hk, first), at(k, hk, first), at(v, h, first),
-                             reinterpret_cast<const float*>(g.row(first)) + h,
-                             reinterpret_cast<const float*>(beta.row(first)) + h, head_state(slot, h),
-                             dst.data_as<float>() + first * y_stride + h * d_v, d_k, d_v, count,
-                             float_stride(q, 2), float_stride(k, 2), float_stride(v, 2), float_stride(g, 1),
-                             float_stride(beta, 1), y_stride, scale});
+          kernel(DeltaNetRun{
+              at(q, hk, first), at(k, hk, first), at(v, h, first),
+              per_key_gate ? at(g, h, first) : reinterpret_cast<const float*>(g.row(first)) + h,
+              reinterpret_cast<const float*>(beta.row(first)) + h, head_state(slot, h),
+              dst.data_as<float>() + first * y_stride + h * d_v, d_k, d_v, count, float_stride(q, 2),
+              float_stride(k, 2), float_stride(v, 2), float_stride(g, per_key_gate ? 2 : 1),
+              float_stride(beta, 1), y_stride, scale, per_key_gate});
           if (snapshot >= 0)
             std::memcpy(head_state(snapshot, h), head_state(slot, h),
                         static_cast<size_t>(head_floats) * sizeof(float));

@@ -21,25 +21,39 @@ void gated_delta_net(const Tensor& node) {
   const Tensor& slots = *node.src[6];
   const float scale = node.param_float(0);
   const bool grouped = node.params[1] != 0;
+  const bool per_key_gate = node.params[2] != 0;  // g [d_k, H, T] (Kimi's KDA)
   const int64_t d_k = q.ne[0], n_head_k = q.ne[1], d_v = v.ne[0], n_head = v.ne[1], tokens = v.ne[2];
   std::vector<float> d(static_cast<size_t>(d_v));
+  std::vector<float> decay(static_cast<size_t>(d_k));
   for (int64_t t = 0; t < tokens; ++t) {
     const int64_t s = i32_at(slots, t);
     for (int64_t h = 0; h < n_head; ++h) {
       const int64_t hk = grouped ? h / (n_head / n_head_k) : h % n_head_k;
-      const float e = std::exp(f32_at(g, h, t));
+      const float e = per_key_gate ? 0.0f : std::exp(f32_at(g, h, t));
+      if (per_key_gate) {
+        for (int64_t i = 0; i < d_k; ++i) decay[static_cast<size_t>(i)] = std::exp(f32_at(g, i, h, t));
+      }
       const float b = f32_at(beta, h, t);
       for (int64_t j = 0; j < d_v; ++j) {  // value j: its column of the state alone
         float sk = 0.0f;
-        for (int64_t i = 0; i < d_k; ++i) sk = std::fma(f32_at(state, j, i, h, s), f32_at(k, i, hk, t), sk);
-        const float error = std::fma(-e, sk, f32_at(v, j, h, t));  // v − e·Sᵀk, one rounding
-        d[static_cast<size_t>(j)] = error * b;
+        if (per_key_gate) {
+          for (int64_t i = 0; i < d_k; ++i) {
+            const float decayed = f32_at(state, j, i, h, s) * decay[static_cast<size_t>(i)];
+            sk = std::fma(decayed, f32_at(k, i, hk, t), sk);
+          }
+          d[static_cast<size_t>(j)] = (f32_at(v, j, h, t) - sk) * b;
+        } else {
+          for (int64_t i = 0; i < d_k; ++i) sk = std::fma(f32_at(state, j, i, h, s), f32_at(k, i, hk, t), sk);
+          const float error = std::fma(-e, sk, f32_at(v, j, h, t));  // v − e·Sᵀk, one rounding
+          d[static_cast<size_t>(j)] = error * b;
+        }
       }
       for (int64_t j = 0; j < d_v; ++j) {
         float y = 0.0f;
         for (int64_t i = 0; i < d_k; ++i) {  // key i: the sums' order
           float& s_ij = f32_at(state, j, i, h, s);
-          s_ij = std::fma(f32_at(k, i, hk, t), d[static_cast<size_t>(j)], s_ij * e);
+          const float e_i = per_key_gate ? decay[static_cast<size_t>(i)] : e;
+          s_ij = std::fma(f32_at(k, i, hk, t), d[static_cast<size_t>(j)], s_ij * e_i);
           y = std::fma(s_ij, f32_at(q, i, hk, t), y);
         }
         f32_at(node, h * d_v + j, t) = y * scale;
