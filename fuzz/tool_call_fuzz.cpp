@@ -2,8 +2,9 @@
 // streamed in pieces whose sizes the input chooses. Every outcome must be a parsed message, never
 // a crash or a hang, and the streamed deltas must add up to exactly the whole parse (a mismatch
 // traps: a stream would have sent text that the whole parse places elsewhere).
-// Input: byte 0 picks the family and the reasoning options, byte 1 seeds the piece sizes, the
-// rest is the reply. Seeds: fuzz/corpus/tool_call/ (the replies of tests/chat/data/tool_calls).
+// Input: byte 0 picks the family and the reasoning options, byte 1 seeds the piece sizes (its
+// high bit: parameter types for the XML format), the rest is the reply. Seeds: fuzz/corpus/tool_call/ (the
+// replies of tests/chat/data/tool_calls).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,7 +20,7 @@ using namespace sinter::chat::tools;
 constexpr ToolFamily kFamilies[] = {ToolFamily::kGeneric,  ToolFamily::kHermes,      ToolFamily::kLlama3,
                                     ToolFamily::kMistral,  ToolFamily::kMistralArgs, ToolFamily::kGranite,
                                     ToolFamily::kPhi4Mini, ToolFamily::kDeepSeekR1,  ToolFamily::kDeepSeekV31,
-                                    ToolFamily::kGptOss};
+                                    ToolFamily::kGptOss,   ToolFamily::kQwenXml};
 constexpr size_t kFamilyCount = sizeof(kFamilies) / sizeof(kFamilies[0]);
 
 bool same(const ParsedMessage& a, const ParsedMessage& b) {
@@ -49,6 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ParseOptions options;
   options.reasoning = !(selector & 0x20);
   options.reasoning_open_in_prompt = selector & 0x80;
+  if (seed & 0x80) {
+    // The XML format reads values by their parameters' types.
+    options.parameter_types["get_weather"] = {
+        {"city", {"string"}}, {"days", {"integer"}}, {"hot", {"boolean"}}};
+  }
 
   ParsedMessage whole = parse_reply(format, text, options);
 

@@ -61,15 +61,21 @@ class ToolCalls : public ::testing::Test {
     std::ifstream qwq(source_dir() + "/tests/chat/data/templates/tool_families/Qwen-QwQ-32B.jinja");
     config["chat_template"] = std::string(std::istreambuf_iterator<char>(qwq), {});
     std::ofstream(*dir_ + "/qwq_config.json") << config.dump();
+    // Qwen 3.5's template (XML calls) with Qwen3's tokenizer: the same ChatML tokens.
+    std::ifstream qwen35(source_dir() + "/tests/chat/data/templates/tool_families/Qwen-Qwen3.5-4B.jinja");
+    config["chat_template"] = std::string(std::istreambuf_iterator<char>(qwen35), {});
+    std::ofstream(*dir_ + "/qwen35_config.json") << config.dump();
     for (const auto& [name, config_path] :
          {std::pair<std::string, std::string>{"qwen3-tiny", package + "/tokenizer_config.json"},
-          {"qwq-tiny", *dir_ + "/qwq_config.json"}}) {
+          {"qwq-tiny", *dir_ + "/qwq_config.json"},
+          {"qwen35-tiny", *dir_ + "/qwen35_config.json"}}) {
       const CommandResult made = run_sinter(
           "synth llama " + shell_quote(*dir_ + "/" + name + ".gguf") + " --dims tiny --seed 3 --tokenizer " +
           shell_quote(package + "/tokenizer.json") + " --tokenizer-config " + shell_quote(config_path));
       ASSERT_EQ(made.exit_status, 0) << made.err;
     }
     std::filesystem::remove(*dir_ + "/qwq_config.json");
+    std::filesystem::remove(*dir_ + "/qwen35_config.json");
     // No template: ChatML, which cannot think and does not show tools (described in the prompt).
     const CommandResult plain =
         run_sinter("synth llama " + shell_quote(*dir_ + "/random-tiny.gguf") + " --dims tiny --n-ctx 4096");
@@ -123,6 +129,33 @@ TEST_F(ToolCalls, OpenAiRequiredGivesAValidCall) {
     EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
     EXPECT_EQ(call["function"]["name"], "get_weather");
     expect_weather_arguments(parse_arguments(call["function"]["arguments"]));
+  }
+}
+
+// Qwen 3.5's XML calls: the grammar writes each parameter as its template does (the enum as bare
+// text, the integer as a number), and the parser gives them back as typed JSON arguments, whole
+// and streamed.
+TEST_F(ToolCalls, QwenXmlCallsGiveTypedArguments) {
+  for (int seed : {1, 2}) {
+    Json body = openai_body("qwen35-tiny", seed);
+    const HttpAnswer whole = http_post(*server_, "/v1/chat/completions", body);
+    ASSERT_EQ(whole.status, 200) << whole.body;
+    const Json message = whole.json()["choices"][0]["message"];
+    ASSERT_EQ(message["tool_calls"].size(), 1u) << whole.body;
+    EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+    const Json arguments = parse_arguments(message["tool_calls"][0]["function"]["arguments"]);
+    expect_weather_arguments(arguments);
+    body["stream"] = true;
+    const StreamAnswer streamed = http_stream(*server_, "/v1/chat/completions", body, /*sse=*/true);
+    ASSERT_EQ(streamed.status, 200) << streamed.error_body;
+    std::string streamed_arguments;
+    for (const Json& chunk : streamed.objects) {
+      const Json& delta = chunk["choices"][0]["delta"];
+      if (!delta.contains("tool_calls")) continue;
+      for (const Json& call : delta["tool_calls"])
+        streamed_arguments += call["function"]["arguments"].get<std::string>();
+    }
+    EXPECT_EQ(streamed_arguments, message["tool_calls"][0]["function"]["arguments"].get<std::string>());
   }
 }
 
