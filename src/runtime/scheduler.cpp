@@ -145,7 +145,7 @@ Result<std::shared_ptr<RequestStream>> Scheduler::submit(SchedulerRequest reques
   }
   auto pending =
       std::make_unique<Pending>(Pending{std::move(choices), std::make_shared<RequestStream>(request.n),
-                                        Clock::now(), std::move(request.client)});
+                                        Clock::now(), std::move(request.client), std::nullopt});
   auto stream = pending->stream;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -97,7 +97,9 @@ std::vector<int64_t> head_sizes() {
 }
 
 void check(bool v7) {
-  if (isa_level_supported(IsaLevel::kAvx2)) EXPECT_GE(levels().size(), 2u);  // the SIMD levels were built
+  if (isa_level_supported(IsaLevel::kAvx2)) {
+    EXPECT_GE(levels().size(), 2u);  // the SIMD levels were built
+  }
   for (IsaLevel level : levels()) {
     const RwkvKernels kernels = rwkv_kernels_for(level);
     for (int64_t n : head_sizes()) {

@@ -124,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyTemplate,
                                            FamilyCase{"granite3_3.jinja", "<|end_of_text|>",
                                                       "<|end_of_text|>"},
                                            FamilyCase{"smollm3.jinja", "<|im_start|>", "<|im_end|>"}),
-                         [](const ::testing::TestParamInfo<FamilyCase>& info) {
-                           std::string name = info.param.file;
+                         [](const ::testing::TestParamInfo<FamilyCase>& param_info) {
+                           std::string name = param_info.param.file;
                            name = name.substr(0, name.find('.'));
                            return name;
                          });

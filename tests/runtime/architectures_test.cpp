@@ -251,8 +251,8 @@ std::vector<std::string> architectures() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, Architectures, ::testing::ValuesIn(architectures()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param;
                            for (char& c : name)
                              if (c == '-') c = '_';
                            return name;

@@ -231,10 +231,10 @@ TEST_P(RecurrentBatchInvariance, SameLogitsWhateverTheBatch) {
 INSTANTIATE_TEST_SUITE_P(Architectures, RecurrentBatchInvariance,
                          ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kRecurrentCases))),
                                             ::testing::Values("cpu", "reference")),
-                         [](const auto& info) {
-                           const RecurrentCase& c = kRecurrentCases[std::get<0>(info.param)];
+                         [](const auto& param_info) {
+                           const RecurrentCase& c = kRecurrentCases[std::get<0>(param_info.param)];
                            std::string name =
-                               std::string(c.architecture) + "_" + c.preset + "_" + std::get<1>(info.param);
+                               std::string(c.architecture) + "_" + c.preset + "_" + std::get<1>(param_info.param);
                            for (char& ch : name)
                              if (ch == '-') ch = '_';
                            return name;

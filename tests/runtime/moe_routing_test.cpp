@@ -202,8 +202,8 @@ TEST_P(MoeRouting, OneTokenReadsWhatTheMemoryPlanSays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, MoeRouting, ::testing::Values("qwen3moe", "gpt-oss", "deepseek2"),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

@@ -258,9 +258,9 @@ TEST(RecurrentSwitch, TheStateMovesBetweenBackendsMidGeneration) {
 INSTANTIATE_TEST_SUITE_P(Models, Recurrent,
                          ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kCases))),
                                             ::testing::Values("cpu", "reference")),
-                         [](const auto& info) {
-                           return std::string(kCases[std::get<0>(info.param)].name) + "_" +
-                                  std::get<1>(info.param);
+                         [](const auto& param_info) {
+                           return std::string(kCases[std::get<0>(param_info.param)].name) + "_" +
+                                  std::get<1>(param_info.param);
                          });
 
 }  // namespace

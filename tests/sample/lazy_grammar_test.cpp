@@ -12,7 +12,11 @@
 namespace sinter {
 namespace {
 
-GrammarTriggers words(std::vector<GrammarTrigger> list) { return GrammarTriggers{std::move(list)}; }
+GrammarTriggers words(std::vector<GrammarTrigger> list) {
+  GrammarTriggers triggers;
+  triggers.words = std::move(list);
+  return triggers;
+}
 
 TEST(TriggerScan, FindsATriggerSplitOverPieces) {
   TriggerScan scan(words({{"<call>"}}));

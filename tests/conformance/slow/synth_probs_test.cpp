@@ -319,9 +319,9 @@ std::vector<std::tuple<int, const char*, const char*>> arch_params() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ArchProbs, ::testing::ValuesIn(arch_params()), [](const auto& info) {
-  return std::string(kArchCases[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param) + "_" +
-         std::get<2>(info.param);
+INSTANTIATE_TEST_SUITE_P(Architectures, ArchProbs, ::testing::ValuesIn(arch_params()), [](const auto& param_info) {
+  return std::string(kArchCases[std::get<0>(param_info.param)].name) + "_" + std::get<1>(param_info.param) + "_" +
+         std::get<2>(param_info.param);
 });
 
 }  // namespace

@@ -111,12 +111,12 @@ TEST_P(GrammarCorpus, EqualsTheOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Grammars, GrammarCorpus,
                          ::testing::Combine(::testing::Bool(), ::testing::ValuesIn(grammar_files())),
-                         [](const auto& info) {
-                           std::string name = std::get<1>(info.param);
+                         [](const auto& param_info) {
+                           std::string name = std::get<1>(param_info.param);
                            name = name.substr(0, name.size() - 5);  // without ".gbnf"
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return std::string(std::get<0>(info.param) ? "bpe_" : "stories_") + name;
+                           return std::string(std::get<0>(param_info.param) ? "bpe_" : "stories_") + name;
                          });
 
 TEST(GrammarConformance, MalformedGrammarFailsWithLineAndColumn) {

@@ -139,9 +139,9 @@ TEST_P(SchemaConformance, OutputValidatesAgainstTheSchema) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, SchemaConformance, ::testing::ValuesIn(corpus()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
                            std::string name;
-                           for (char c : info.param)
+                           for (char c : param_info.param)
                              name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });
