@@ -20,13 +20,17 @@ Tensor* build_mla_attn(ForwardContext& fx, Tensor* x, const MlaWeights& w, const
                                                head_k * heads * tokens * f};
   Tensor* q_nope = g.copy(g.view(q, {o.nope, heads, tokens, 1}, q_strides, 0));
   Tensor* q_pe = g.view(q, {o.rope, heads, tokens, 1}, q_strides, static_cast<size_t>(o.nope) * f);
-  q_pe = fx.build_rope(q_pe, o.attention.rope, o.attention.rope_freq_factors, "q_pe", il);
+  if (o.rotate) {
+    q_pe = fx.build_rope(q_pe, o.attention.rope, o.attention.rope_freq_factors, "q_pe", il);
+  } else {
+    q_pe = g.copy(q_pe);  // the concatenation below reads contiguous rows
+  }
 
   Tensor* kv = name(g.mul_mat(w.kv_a, x), "kv_cmpr_pe");  // [kv_lora + rope, T]
   Tensor* latent = fx.build_norm(fx.build_row_slice(kv, 0, o.kv_lora), {w.kv_a_norm, nullptr}, NormKind::kRms,
                                  o.norm_eps, "kv_cmpr", il);
   Tensor* k_pe = g.reshape(fx.build_row_slice(kv, o.kv_lora, o.rope), {o.rope, 1, tokens, 1});
-  k_pe = fx.build_rope(k_pe, o.attention.rope, o.attention.rope_freq_factors, "k_pe", il);
+  if (o.rotate) k_pe = fx.build_rope(k_pe, o.attention.rope, o.attention.rope_freq_factors, "k_pe", il);
 
   // Each head's key matrix folded into its query: [nope, H, T] -> [kv_lora, H, T].
   Tensor* q_absorbed = name(g.mul_mat_heads(w.k_b, q_nope), "q_nope_absorbed");

@@ -35,6 +35,8 @@ struct MlaOptions {
   int32_t head_dim_v = 0;  // value size per head after wv_b
   float scale = 0.0f;      // of the scores
   float norm_eps = 1e-6f;
+  // Kimi Linear's latent attention has no RoPE: its rope part is a plain part of the keys.
+  bool rotate = true;
   AttentionOptions attention;  // the layer's cache, RoPE and window (ForwardContext::use_layer)
 };
 

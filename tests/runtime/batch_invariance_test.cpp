@@ -188,9 +188,10 @@ struct RecurrentCase {
   const char* architecture;
   const char* preset;
 };
-const RecurrentCase kRecurrentCases[] = {{"lfm2", "tiny"},      {"lfm2", "tiny-swa"}, {"lfm2moe", "tiny"},
-                                         {"falcon-h1", "tiny"}, {"jamba", "tiny"},    {"qwen35", "tiny"},
-                                         {"qwen35moe", "tiny"}, {"qwen3next", "tiny"}};
+const RecurrentCase kRecurrentCases[] = {
+    {"lfm2", "tiny"},      {"lfm2", "tiny-swa"},  {"lfm2moe", "tiny"},
+    {"falcon-h1", "tiny"}, {"jamba", "tiny"},     {"qwen35", "tiny"},
+    {"qwen35moe", "tiny"}, {"qwen3next", "tiny"}, {"kimi-linear", "tiny"}};
 
 const std::string& recurrent_model(const RecurrentCase& c) {
   static std::map<std::string, std::string> made;
@@ -233,8 +234,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, RecurrentBatchInvariance,
                                             ::testing::Values("cpu", "reference")),
                          [](const auto& param_info) {
                            const RecurrentCase& c = kRecurrentCases[std::get<0>(param_info.param)];
-                           std::string name =
-                               std::string(c.architecture) + "_" + c.preset + "_" + std::get<1>(param_info.param);
+                           std::string name = std::string(c.architecture) + "_" + c.preset + "_" +
+                                              std::get<1>(param_info.param);
                            for (char& ch : name)
                              if (ch == '-') ch = '_';
                            return name;

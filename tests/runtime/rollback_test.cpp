@@ -4,7 +4,7 @@
 // cut back to any of them — within a pass or across passes, in place or forked to another
 // sequence — continues with the bits a fresh evaluation of the kept tokens gives. One synthetic
 // model per recurrent op (Mamba-1's and Mamba-2's convolution and scan, RWKV-6's token shift and
-// WKV, RWKV-7's WKV, LFM2's short convolution, the gated delta rule) and a hybrid, on both
+// WKV, RWKV-7's WKV, LFM2's short convolution, the gated delta rule with either gate) and hybrids, on both
 // backends with two threads (each thread copies its own part of a state).
 #include <gtest/gtest.h>
 
@@ -23,8 +23,9 @@ struct RollbackCase {
   const char* architecture;
   const char* preset;
 };
-const RollbackCase kCases[] = {{"mamba", "tiny"}, {"mamba2", "tiny"}, {"rwkv6", "tiny"},    {"rwkv7", "tiny"},
-                               {"lfm2", "tiny"},  {"qwen35", "tiny"}, {"falcon-h1", "tiny"}};
+const RollbackCase kCases[] = {{"mamba", "tiny"},     {"mamba2", "tiny"},     {"rwkv6", "tiny"},
+                               {"rwkv7", "tiny"},     {"lfm2", "tiny"},       {"qwen35", "tiny"},
+                               {"falcon-h1", "tiny"}, {"kimi-linear", "tiny"}};
 
 constexpr int32_t kRollback = 4;  // the drafts of a pass: the last accepted token and 3 drafted
 

@@ -254,6 +254,16 @@ const ArchCase kArchCases[] = {
     // Qwen3-Next: the MoE blocks of qwen35moe, value heads sharing key heads in groups (h / 2),
     // the fused beta/alpha projection, plain NeoX RoPE.
     {"qwen3next", "qwen3next", "", false},
+    // Kimi Linear: three KDA blocks (three short convolutions, the delta rule with a decay per
+    // key channel, a sigmoid-gated output norm) with dense FFNs, then latent attention without
+    // RoPE and sigmoid-routed experts with a bias and a shared expert. F32 with the experts; the
+    // quantized types on the variant without experts: a random router's close scores flip on
+    // quantization's last bits (0.1-0.3 KL at 1-3 positions of 84 at seeds 11-17, as deepseek2's
+    // three-layer file; in F32 the reference backend's last bits flip one at seed 11, none at
+    // 12-15). The oracle runs these files with flash attention: without it, it aborts
+    // on Q8_0 and F16 files (GGML_ASSERT(*cur_backend_id != -1) in ggml-backend.cpp).
+    {"kimi_linear", "kimi-linear", "", false, false, false, 12, true},
+    {"kimi_linear_dense", "kimi-linear", "--variant dense", false, true, false, 11, true},
     // Qwen 3.5 with the multi-token-prediction block llama.cpp's converter keeps by default: bound,
     // not run, as llama.cpp's main graph does. F32 alone: the blocks that run are qwen35's.
     {"qwen35_mtp", "qwen35", "--variant mtp", false, false},
@@ -319,10 +329,11 @@ std::vector<std::tuple<int, const char*, const char*>> arch_params() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ArchProbs, ::testing::ValuesIn(arch_params()), [](const auto& param_info) {
-  return std::string(kArchCases[std::get<0>(param_info.param)].name) + "_" + std::get<1>(param_info.param) + "_" +
-         std::get<2>(param_info.param);
-});
+INSTANTIATE_TEST_SUITE_P(Architectures, ArchProbs, ::testing::ValuesIn(arch_params()),
+                         [](const auto& param_info) {
+                           return std::string(kArchCases[std::get<0>(param_info.param)].name) + "_" +
+                                  std::get<1>(param_info.param) + "_" + std::get<2>(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace sinter
