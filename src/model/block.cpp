@@ -1,5 +1,7 @@
 #include "model/block.h"
 
+#include <algorithm>
+
 namespace sinter {
 namespace {
 
@@ -58,6 +60,25 @@ Tensor* build_decoder(ForwardContext& fx, const ModelShape& shape, const Decoder
   x = fx.build_norm(x, w.output_norm, o.block.norm, o.block.norm_eps, "result_norm", -1);
   if (shape.encoder) return x;  // an embedding model's hidden states (model.h)
   return fx.build_logits(x, w.output, w.output_bias, o.logit_scale, o.logit_softcap);
+}
+
+void add_hybrid_layer(std::vector<HybridLayer>& layers, bool attention) {
+  const auto same_kind = std::count_if(
+      layers.begin(), layers.end(), [attention](const HybridLayer& l) { return l.attention == attention; });
+  layers.push_back({attention, static_cast<int>(same_kind)});
+}
+
+Tensor* build_hybrid_blocks(ForwardContext& fx, Tensor* x, const ModelShape& shape, const DecoderWeights& w,
+                            AttentionOptions attention, const std::vector<HybridLayer>& layers,
+                            const BlockOptions& attention_block, const BlockOptions& other_block) {
+  const int n_layer = static_cast<int>(w.layers.size());
+  for (int il = 0; il < n_layer; ++il) {
+    const HybridLayer& layer = layers[static_cast<size_t>(il)];
+    if (layer.attention) fx.use_layer(attention, shape, layer.index);
+    x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
+                    layer.attention ? attention_block : other_block, il, n_layer);
+  }
+  return x;
 }
 
 }  // namespace sinter

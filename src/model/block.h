@@ -34,7 +34,8 @@ struct BlockOptions {
   MoeOptions moe = {};          // for blocks whose weights hold experts
   // An attention of the architecture's own (DeepSeek's latent attention) instead of
   // build_attn over the block's attention weights: x [n_embd, T] -> [n_embd, T].
-  std::function<Tensor*(ForwardContext& fx, Tensor* x, const AttentionOptions& layer, int il)> attention = nullptr;
+  std::function<Tensor*(ForwardContext& fx, Tensor* x, const AttentionOptions& layer, int il)> attention =
+      nullptr;
 };
 
 // The whole decoder: token embeddings, one block per layer, the final norm and the logits.
@@ -62,5 +63,22 @@ Tensor* build_decoder(ForwardContext& fx, const ModelShape& shape, const Decoder
 // wanted.
 Tensor* build_block(ForwardContext& fx, Tensor* x, const BlockWeights& w, const AttentionOptions& attention,
                     const BlockOptions& options, int layer, int n_layer);
+
+// Hybrids (LFM2, Jamba, Granite 4.0-H, Qwen 3.5, Kimi Linear): where a block keeps its memory, KV
+// layer `index` for an attention block or recurrent layer `index` for the others, each counted
+// among its kind.
+struct HybridLayer {
+  bool attention = false;
+  int index = 0;
+};
+// Appends the next block's entry (its index the count of its kind so far).
+void add_hybrid_layer(std::vector<HybridLayer>& layers, bool attention);
+
+// The blocks of a hybrid in order from x: attention blocks with `attention_block` on their KV
+// layer, the others with `other_block` (whose operator reads layers[il].index). Returns the last
+// block's output (the caller adds the output norm and the logits).
+Tensor* build_hybrid_blocks(ForwardContext& fx, Tensor* x, const ModelShape& shape, const DecoderWeights& w,
+                            AttentionOptions attention, const std::vector<HybridLayer>& layers,
+                            const BlockOptions& attention_block, const BlockOptions& other_block);
 
 }  // namespace sinter

@@ -2,6 +2,15 @@
 
 namespace sinter {
 
+void check_mla_keys(HParams& p, uint32_t head_dim, uint32_t head_dim_v, uint32_t n_head_kv, uint32_t kv_lora,
+                    uint32_t head_k_mla, uint32_t n_rot) {
+  if (head_k_mla <= n_rot) p.fail("key_length_mla must exceed the rope dimension count");
+  if (head_dim != kv_lora + n_rot || head_dim_v != kv_lora || n_head_kv > 1)
+    p.fail(
+        "latent attention files have key_length = kv_lora_rank + rope dimensions, value_length = "
+        "kv_lora_rank and one key/value head");
+}
+
 Tensor* build_mla_attn(ForwardContext& fx, Tensor* x, const MlaWeights& w, const MlaOptions& o, int il) {
   Graph& g = fx.graph;
   const auto name = [il](Tensor* t, const char* base) { return ForwardContext::name(t, base, il); };

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "model/builder.h"
+#include "model/hparams.h"
 
 namespace sinter {
 
@@ -39,6 +40,12 @@ struct MlaOptions {
   bool rotate = true;
   AttentionOptions attention;  // the layer's cache, RoPE and window (ForwardContext::use_layer)
 };
+
+// The keys a latent-attention file must agree on: key_length_mla beyond the rotated part, and
+// the cache's one key/value head of key_length = kv_lora_rank + rope dimensions and value_length
+// = kv_lora_rank (n_head_kv: the attention layers' count, 1; 0 in a file without any).
+void check_mla_keys(HParams& p, uint32_t head_dim, uint32_t head_dim_v, uint32_t n_head_kv, uint32_t kv_lora,
+                    uint32_t head_k_mla, uint32_t n_rot);
 
 // x [n_embd, T] -> [n_embd, T].
 Tensor* build_mla_attn(ForwardContext& fx, Tensor* x, const MlaWeights& w, const MlaOptions& o, int layer);

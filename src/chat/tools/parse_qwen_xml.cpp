@@ -39,7 +39,7 @@ const std::vector<std::string>* types_of(const ParseOptions& options, const std:
   return of_parameter == of_tool->second.end() ? nullptr : &of_parameter->second;
 }
 
-// The JSON type name of a parsed value, as JSON schema names it.
+// Whether a parsed value is of one of `types` (JSON schema's type names).
 bool takes(const std::vector<std::string>& types, const Json& value) {
   for (const std::string& type : types) {
     if ((type == "integer" && value.is_number_integer()) || (type == "number" && value.is_number()) ||

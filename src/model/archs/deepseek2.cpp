@@ -50,11 +50,7 @@ struct DeepSeek2HParams : DecoderHParams {
       p.fail(concat("expert_group_count ", n_groups, " and expert_group_used_count ", n_groups_used,
                     " do not fit ", moe.n_expert, " experts with ", moe.n_expert_used, " used"));
     if (gating > 2) p.fail(concat("expert_gating_func ", gating, " is not supported (1 softmax, 2 sigmoid)"));
-    if (head_k_mla <= rope.n_rot) p.fail("key_length_mla must exceed the rope dimension count");
-    if (head_dim != kv_lora + rope.n_rot || head_dim_v != kv_lora || n_head_kv != 1)
-      p.fail(
-          "latent attention files have key_length = kv_lora_rank + rope dimensions, value_length = "
-          "kv_lora_rank and one key/value head");
+    check_mla_keys(p, head_dim, head_dim_v, n_head_kv, kv_lora, head_k_mla, rope.n_rot);
   }
   Status set_synth_dims(const SynthDims& d) {
     SINTER_TRY(DecoderHParams::set_synth_dims(d));

@@ -74,13 +74,6 @@ struct GraniteHybridHParams : DecoderHParams {
   }
 };
 
-// Where a block's first branch keeps its memory: KV layer `index` (attention) or recurrent layer
-// `index` (Mamba-2).
-struct HybridLayer {
-  bool attention = false;
-  int index = 0;
-};
-
 class GraniteHybridModel final : public DecoderModel<GraniteHybridHParams> {
  public:
   static constexpr const char* kArchitecture = "granitehybrid";
@@ -93,11 +86,10 @@ class GraniteHybridModel final : public DecoderModel<GraniteHybridHParams> {
     bind_embeddings(b, Output::kOwnOrTied);
     rope_freqs = b.optional("rope_freqs.weight", {int64_t{h.rope.n_rot} / 2});
     ssm.resize(h.n_layer);
-    int attention_layers = 0, ssm_layers = 0;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       const bool attention = h.has_attention(static_cast<uint32_t>(il));
-      layers.push_back({attention, attention ? attention_layers++ : ssm_layers++});
+      add_hybrid_layer(layers, attention);
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
       if (attention) {
         l.attn =
@@ -148,13 +140,7 @@ class GraniteHybridModel final : public DecoderModel<GraniteHybridHParams> {
       return build_mamba2_layer(f, in, ssm[at],
                                 {.ssm = h.ssm, .norm_eps = h.norm_eps, .state_layer = layers[at].index}, il);
     };
-    const int n_layer = static_cast<int>(w.layers.size());
-    for (int il = 0; il < n_layer; ++il) {
-      const HybridLayer& layer = layers[static_cast<size_t>(il)];
-      if (layer.attention) fx.use_layer(attention, shape_, layer.index);
-      x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
-                      layer.attention ? block : ssm_block, il, n_layer);
-    }
+    x = build_hybrid_blocks(fx, x, shape_, w, attention, layers, block, ssm_block);
     x = fx.build_norm(x, w.output_norm, NormKind::kRms, h.norm_eps, "result_norm", -1);
     return fx.build_logits(x, w.output, nullptr, h.logit_scale != 0.0f ? 1.0f / h.logit_scale : 1.0f);
   }

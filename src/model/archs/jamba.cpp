@@ -49,13 +49,6 @@ struct JambaHParams : DecoderHParams {
   }
 };
 
-// Where a block's mixer keeps its memory: KV layer `index` (attention) or recurrent layer
-// `index` (Mamba).
-struct JambaLayer {
-  bool attention = false;
-  int index = 0;
-};
-
 class JambaModel final : public DecoderModel<JambaHParams> {
  public:
   static constexpr const char* kArchitecture = "jamba";
@@ -64,11 +57,10 @@ class JambaModel final : public DecoderModel<JambaHParams> {
     const int64_t n_embd = h.n_embd;
     bind_embeddings(b, Output::kOwnOrTied);
     ssm.resize(h.n_layer);
-    int attention_layers = 0, ssm_layers = 0;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       const bool attention = h.has_attention(static_cast<uint32_t>(il));
-      layers.push_back({attention, attention ? attention_layers++ : ssm_layers++});
+      add_hybrid_layer(layers, attention);
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
       if (attention) {
         l.attn = bind_attention(b, il, h, {.qkv_bias = Presence::kOptional});
@@ -84,8 +76,8 @@ class JambaModel final : public DecoderModel<JambaHParams> {
     }
   }
 
-  std::vector<JambaLayer> layers;  // per block
-  std::vector<Mamba1Weights> ssm;  // per block (empty for attention blocks)
+  std::vector<HybridLayer> layers;  // per block
+  std::vector<Mamba1Weights> ssm;   // per block (empty for attention blocks)
 
   ModelShape describe_shape() const {
     ModelShape s = decoder_shape(kArchitecture);
@@ -93,7 +85,7 @@ class JambaModel final : public DecoderModel<JambaHParams> {
     s.kv_windows.clear();
     KvRope none = h.kv_rope(/*neox=*/false);
     none.rotated = false;
-    for (const JambaLayer& layer : layers) {
+    for (const HybridLayer& layer : layers) {
       if (layer.attention) {
         s.kv_layers.push_back(h.kv_layer());
         s.kv_windows.push_back(0);
@@ -115,13 +107,7 @@ class JambaModel final : public DecoderModel<JambaHParams> {
       return build_mamba1_layer(f, in, ssm[at],
                                 {.ssm = h.ssm, .norm_eps = h.norm_eps, .state_layer = layers[at].index}, il);
     };
-    const int n_layer = static_cast<int>(w.layers.size());
-    for (int il = 0; il < n_layer; ++il) {
-      const JambaLayer& layer = layers[static_cast<size_t>(il)];
-      if (layer.attention) fx.use_layer(attention, shape_, layer.index);
-      x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
-                      layer.attention ? block : ssm_block, il, n_layer);
-    }
+    x = build_hybrid_blocks(fx, x, shape_, w, attention, layers, block, ssm_block);
     x = fx.build_norm(x, w.output_norm, NormKind::kRms, h.norm_eps, "result_norm", -1);
     return fx.build_logits(x, w.output);
   }

@@ -56,12 +56,9 @@ struct KimiLinearHParams : DecoderHParams {
     if (!p.status()) return;
     if (gating != 1 && gating != 2) p.fail(concat("expert_gating_func ", gating, " is not supported"));
     if (d_conv < 2) p.fail(concat("ssm.conv_kernel ", d_conv, " must be at least 2"));
-    if (kda_head == 0 || kda_head > 512) p.fail(concat("kda.head_dim ", kda_head, " must be 1..512"));
-    if (head_k_mla <= rope.n_rot) p.fail("key_length_mla must exceed the rope dimension count");
-    if (head_dim != kv_lora + rope.n_rot || head_dim_v != kv_lora || n_head_kv > 1)
-      p.fail(
-          "latent attention files have key_length = kv_lora_rank + rope dimensions, value_length = "
-          "kv_lora_rank and one key/value head");
+    if (kda_head == 0 || kda_head > kMaxDeltaNetKeyGate)
+      p.fail(concat("kda.head_dim ", kda_head, " must be 1..", kMaxDeltaNetKeyGate));
+    check_mla_keys(p, head_dim, head_dim_v, n_head_kv, kv_lora, head_k_mla, rope.n_rot);
   }
 
   Status set_synth_dims(const SynthDims& d) {
@@ -97,16 +94,11 @@ struct KdaWeights {
   Tensor* out = nullptr;   // attn_output [hd·H, n_embd]
 };
 
-struct KimiLayer {
-  bool attention = false;
-  int index = 0;  // among the KV layers or among the recurrent layers
-};
-
 class KimiLinearModel final : public DecoderModel<KimiLinearHParams> {
  public:
   static constexpr const char* kArchitecture = "kimi-linear";
 
-  std::vector<KimiLayer> layers;
+  std::vector<HybridLayer> layers;
   std::vector<MlaWeights> mla;  // per block (empty for KDA blocks)
   std::vector<KdaWeights> kda;  // per block (empty for attention blocks)
 
@@ -115,12 +107,11 @@ class KimiLinearModel final : public DecoderModel<KimiLinearHParams> {
     bind_embeddings(b, Output::kOwnOrTied);
     mla.resize(h.n_layer);
     kda.resize(h.n_layer);
-    int attention_layers = 0, recurrent_layers = 0;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       const auto name = [il](const char* pattern) { return format_name(pattern, il); };
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       const bool attention = h.has_attention(static_cast<uint32_t>(il));
-      layers.push_back({attention, attention ? attention_layers++ : recurrent_layers++});
+      add_hybrid_layer(layers, attention);
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
       if (attention) {
         MlaWeights& a = mla[static_cast<size_t>(il)];
@@ -168,7 +159,7 @@ class KimiLinearModel final : public DecoderModel<KimiLinearHParams> {
     KvRope none = h.kv_rope(/*neox=*/false);
     none.rotated = false;  // no RoPE: nothing to rotate when positions shift
     const int64_t taps = int64_t{h.d_conv} - 1, width = h.kda_width();
-    for (const KimiLayer& layer : layers) {
+    for (const HybridLayer& layer : layers) {
       if (layer.attention) {
         s.kv_layers.push_back(h.kv_layer());
         s.kv_windows.push_back(0);
@@ -245,13 +236,7 @@ class KimiLinearModel final : public DecoderModel<KimiLinearHParams> {
       const auto at = static_cast<size_t>(il);
       return build_kda(f, in, kda[at], layers[at].index, il);
     };
-    const int n_layer = static_cast<int>(w.layers.size());
-    for (int il = 0; il < n_layer; ++il) {
-      const KimiLayer& layer = layers[static_cast<size_t>(il)];
-      if (layer.attention) fx.use_layer(attention, shape_, layer.index);
-      x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
-                      layer.attention ? attention_block : kda_block, il, n_layer);
-    }
+    x = build_hybrid_blocks(fx, x, shape_, w, attention, layers, attention_block, kda_block);
     x = fx.build_norm(x, w.output_norm, NormKind::kRms, h.norm_eps, "result_norm", -1);
     return fx.build_logits(x, w.output);
   }

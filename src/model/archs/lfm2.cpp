@@ -79,13 +79,6 @@ struct Lfm2HParams : DecoderHParams {
   }
 };
 
-// Where a block's operator keeps its memory: KV layer `index` (attention) or recurrent layer
-// `index` (the short convolution).
-struct Lfm2Layer {
-  bool attention = false;
-  int index = 0;
-};
-
 // LFM2 and LFM2-MoE: one model, named by `kMoe`.
 template <bool kMoe>
 class Lfm2Model final : public DecoderModel<Lfm2HParams> {
@@ -108,11 +101,10 @@ class Lfm2Model final : public DecoderModel<Lfm2HParams> {
     if (w.output == nullptr) w.output = w.token_embd;
     w.layers.resize(h.n_layer);
     conv.resize(h.n_layer);
-    int attention_layers = 0, conv_layers = 0;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       const bool attention = h.has_attention(static_cast<uint32_t>(il));
-      layers.push_back({attention, attention ? attention_layers++ : conv_layers++});
+      add_hybrid_layer(layers, attention);
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
       if (attention) {
         l.attn = bind_attention(b, il, h, {.qk_norm = Presence::kRequired});
@@ -129,14 +121,14 @@ class Lfm2Model final : public DecoderModel<Lfm2HParams> {
     }
   }
 
-  std::vector<Lfm2Layer> layers;       // per block
+  std::vector<HybridLayer> layers;     // per block
   std::vector<ShortConvWeights> conv;  // per block (empty for attention blocks)
 
   ModelShape describe_shape() const {
     ModelShape s = decoder_shape(kArchitecture);
     s.kv_layers.clear();
     s.kv_windows.clear();
-    for (const Lfm2Layer& layer : layers) {
+    for (const HybridLayer& layer : layers) {
       if (layer.attention) {
         s.kv_layers.push_back(h.kv_layer());
         s.kv_windows.push_back(static_cast<int32_t>(h.sliding_window));
@@ -157,13 +149,7 @@ class Lfm2Model final : public DecoderModel<Lfm2HParams> {
       const auto at = static_cast<size_t>(il);
       return build_short_conv(f, in, conv[at], layers[at].index, il);
     };
-    const int n_layer = static_cast<int>(w.layers.size());
-    for (int il = 0; il < n_layer; ++il) {
-      const Lfm2Layer& layer = layers[static_cast<size_t>(il)];
-      if (layer.attention) fx.use_layer(attention, shape_, layer.index);
-      x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
-                      layer.attention ? block : conv_block, il, n_layer);
-    }
+    x = build_hybrid_blocks(fx, x, shape_, w, attention, layers, block, conv_block);
     x = fx.build_norm(x, w.output_norm, NormKind::kRms, h.norm_eps, "result_norm", -1);
     return fx.build_logits(x, w.output);
   }

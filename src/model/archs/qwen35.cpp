@@ -139,13 +139,6 @@ struct Qwen35HParams : DecoderHParams {
   }
 };
 
-// Where a block's operator keeps its memory: KV layer `index` (attention) or recurrent layer
-// `index` (the delta net).
-struct Qwen35Layer {
-  bool attention = false;
-  int index = 0;
-};
-
 enum class Qwen35Kind { kDense, kMoe, kNext };
 
 // Qwen 3.5, Qwen 3.5 MoE and Qwen3-Next: one model, named by `kKind`.
@@ -158,7 +151,7 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
                                                : kKind == Qwen35Kind::kMoe ? "qwen35moe"
                                                                            : "qwen3next";
 
-  std::vector<Qwen35Layer> layers;          // per block
+  std::vector<HybridLayer> layers;          // per block
   std::vector<DeltaNetWeights> delta_nets;  // per block (empty for attention blocks)
   // The multi-token-prediction blocks (kept for speculative decoding, not run): a block as the
   // others, with gated attention, and the nextn parts.
@@ -176,11 +169,10 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
     bind_embeddings(b, Output::kOwnOrTied);
     delta_nets.resize(h.n_layer);
     const DeltaNetDims dims = DeltaNetDims::of(h.ssm);
-    int attention_layers = 0, recurrent_layers = 0;
     for (int il = 0; il < static_cast<int>(h.n_layer); ++il) {
       BlockWeights& l = w.layers[static_cast<size_t>(il)];
       const bool attention = h.is_attention_block(static_cast<uint32_t>(il));
-      layers.push_back({attention, attention ? attention_layers++ : recurrent_layers++});
+      add_hybrid_layer(layers, attention);
       l.attn_norm = bind_norm(b, "blk.%d.attn_norm", il, n_embd, Presence::kRequired);
       if (attention) {
         l.attn = bind_gated_attention(b, il, n_embd, h.n_head, h.n_head_kv, h.head_dim);
@@ -225,7 +217,7 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
     s.kv_layers.clear();
     s.kv_windows.clear();
     const DeltaNetDims dims = DeltaNetDims::of(h.ssm);
-    for (const Qwen35Layer& layer : layers) {
+    for (const HybridLayer& layer : layers) {
       if (layer.attention) {
         s.kv_layers.push_back(h.kv_layer());
         s.kv_windows.push_back(0);
@@ -255,13 +247,7 @@ class Qwen35Model final : public DecoderModel<Qwen35HParams> {
           {.dims = dims, .norm_eps = h.norm_eps, .state_layer = layers[at].index, .grouped_heads = kNext},
           il);
     };
-    const int n_layer = static_cast<int>(w.layers.size());
-    for (int il = 0; il < n_layer; ++il) {
-      const Qwen35Layer& layer = layers[static_cast<size_t>(il)];
-      if (layer.attention) fx.use_layer(attention, shape_, layer.index);
-      x = build_block(fx, x, w.layers[static_cast<size_t>(il)], attention,
-                      layer.attention ? attention_block : delta_block, il, n_layer);
-    }
+    x = build_hybrid_blocks(fx, x, shape_, w, attention, layers, attention_block, delta_block);
     x = fx.build_norm(x, w.output_norm, NormKind::kRms, h.norm_eps, "result_norm", -1);
     return fx.build_logits(x, w.output);
   }
