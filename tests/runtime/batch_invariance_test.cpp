@@ -1,11 +1,11 @@
 // A sequence's logits do not depend on how its prompt is split into passes, on the other
 // sequences in its batch, or on the thread count: every output is computed the same way.
 #include <cstring>
-#include <map>
 
 #include "model/synth.h"
 #include "runtime/context.h"
 #include "runtime/runtime_test_support.h"
+#include "support/model_files.h"
 
 namespace sinter {
 namespace {
@@ -193,26 +193,12 @@ const RecurrentCase kRecurrentCases[] = {
     {"falcon-h1", "tiny"}, {"jamba", "tiny"},     {"qwen35", "tiny"},
     {"qwen35moe", "tiny"}, {"qwen3next", "tiny"}, {"kimi-linear", "tiny"}};
 
-const std::string& recurrent_model(const RecurrentCase& c) {
-  static std::map<std::string, std::string> made;
-  const std::string key = std::string(c.architecture) + "-" + c.preset;
-  auto [it, fresh] = made.emplace(key, testing::scratch_dir() + "/../batch-" + key + ".gguf");
-  if (fresh) {
-    SynthOptions options;
-    options.architecture = c.architecture;
-    options.preset = c.preset;
-    options.seed = 3;
-    auto status = synthesize(options, it->second);
-    EXPECT_TRUE(status) << status.error().message();
-  }
-  return it->second;
-}
-
 class RecurrentBatchInvariance : public ::testing::TestWithParam<std::tuple<int, const char*>> {};
 
 TEST_P(RecurrentBatchInvariance, SameLogitsWhateverTheBatch) {
   const RecurrentCase& c = kRecurrentCases[std::get<0>(GetParam())];
-  auto model = LoadedModel::load(recurrent_model(c), LoadOptions{std::get<1>(GetParam()), 2});
+  auto model = LoadedModel::load(testing::synth_preset(c.architecture, c.preset, 3),
+                                 LoadOptions{std::get<1>(GetParam()), 2});
   ASSERT_TRUE(model) << model.error().message();
   ContextOptions options;
   options.n_ctx = 256;

@@ -9,12 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
 
 #include "memory/recurrent_state.h"
-#include "model/synth.h"
 #include "runtime/context.h"
-#include "support/test_paths.h"
+#include "support/model_files.h"
 
 namespace sinter {
 namespace {
@@ -29,21 +27,6 @@ const RollbackCase kCases[] = {{"mamba", "tiny"},     {"mamba2", "tiny"},     {"
 
 constexpr int32_t kRollback = 4;  // the drafts of a pass: the last accepted token and 3 drafted
 
-const std::string& model_file(const RollbackCase& c) {
-  static std::map<std::string, std::string> made;
-  const std::string key = std::string(c.architecture) + "-" + c.preset;
-  auto [it, fresh] = made.emplace(key, testing::scratch_dir() + "/../rollback-" + key + ".gguf");
-  if (fresh) {
-    SynthOptions options;
-    options.architecture = c.architecture;
-    options.preset = c.preset;
-    options.seed = 5;
-    const Status status = synthesize(options, it->second);
-    EXPECT_TRUE(status) << status.error().message();
-  }
-  return it->second;
-}
-
 std::vector<TokenId> tokens(int n, int salt) {
   std::vector<TokenId> ids;
   for (int i = 0; i < n; ++i) ids.push_back(static_cast<TokenId>(3 + (i * 29 + salt * 83) % 200));
@@ -56,7 +39,8 @@ class Rollback : public ::testing::TestWithParam<std::tuple<int, const char*>> {
  protected:
   void SetUp() override {
     const RollbackCase& c = kCases[std::get<0>(GetParam())];
-    auto model = LoadedModel::load(model_file(c), LoadOptions{std::get<1>(GetParam()), 2});
+    auto model = LoadedModel::load(testing::synth_preset(c.architecture, c.preset, 5),
+                                   LoadOptions{std::get<1>(GetParam()), 2});
     ASSERT_TRUE(model) << model.error().message();
     ASSERT_FALSE((*model)->model().shape().recurrent_layers.empty());
     ContextOptions options;

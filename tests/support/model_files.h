@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,24 @@ inline std::string synth_tiny(const std::string& architecture) {
   const Status status = synthesize(options, file);
   EXPECT_TRUE(status.ok()) << status.error().message();
   return file;
+}
+
+// A preset of `architecture` with `seed`, written once per test binary beside the tests' scratch
+// folders (shared by the tests of one executable).
+inline const std::string& synth_preset(const std::string& architecture, const std::string& preset,
+                                       uint32_t seed) {
+  static std::map<std::string, std::string> made;
+  const std::string key = architecture + "-" + preset + "-" + std::to_string(seed);
+  auto [it, fresh] = made.emplace(key, scratch_dir() + "/../synth-" + key + ".gguf");
+  if (fresh) {
+    SynthOptions options;
+    options.architecture = architecture;
+    options.preset = preset;
+    options.seed = seed;
+    const Status status = synthesize(options, it->second);
+    EXPECT_TRUE(status.ok()) << status.error().message();
+  }
+  return it->second;
 }
 
 // What to do with a tensor of the copy: false drops it; a changed shape writes F32 zeros.
